@@ -1,0 +1,30 @@
+# The two commands of the README: `make run` and `make test`. Each sets itself up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PACKAGES := -e libs/common[testing] -e services/api[embedded]
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install unit contract bench clean
+
+$(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt $(PACKAGES)
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/dealpricing-api-dev
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+contract: $(STAMP)
+	$(BIN)/python -m pytest tests/contract
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .run

@@ -1,0 +1,1 @@
+"""API key contracts: roles, scopes, the principal a key resolves to, key format and hashing, the cache."""

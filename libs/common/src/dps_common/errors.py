@@ -1,0 +1,96 @@
+"""Errors are data: each carries a stable ``code``; one table maps error kinds to HTTP statuses.
+
+Nothing here imports a framework, so domain and service code raise these freely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of every error that reaches a client. ``code`` is stable and documented."""
+
+    code = "error"
+    title = "Error"
+
+    def __init__(self, detail: str, *, code: str | None = None, extra: dict[str, Any] | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        if code:
+            self.code = code
+        self.extra = extra or {}
+
+
+class BadRequest(ServiceError):
+    code = "bad_request"
+    title = "Bad request"
+
+
+class ValidationFailed(BadRequest):
+    """A request field is missing, malformed or of the wrong type. ``extra['errors']`` names fields."""
+
+    code = "validation_error"
+    title = "Invalid request"
+
+
+class Unauthorized(ServiceError):
+    code = "unauthorized"
+    title = "Unauthorized"
+
+
+class Forbidden(ServiceError):
+    code = "forbidden"
+    title = "Forbidden"
+
+
+class NotFound(ServiceError):
+    code = "not_found"
+    title = "Not found"
+
+
+class Conflict(ServiceError):
+    """The request is well-formed but clashes with the resource's current state."""
+
+    code = "conflict"
+    title = "Conflict"
+
+
+class PayloadTooLarge(ServiceError):
+    code = "payload_too_large"
+    title = "Payload too large"
+
+
+class UnsupportedMediaType(ServiceError):
+    code = "unsupported_media_type"
+    title = "Unsupported media type"
+
+
+class UpstreamFailed(ServiceError):
+    """A platform we call (billing, another service) failed or refused."""
+
+    code = "upstream_error"
+    title = "Upstream failure"
+
+
+HTTP_STATUS: dict[type[ServiceError], int] = {
+    BadRequest: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
+    UpstreamFailed: 502,
+}
+
+
+def http_status_of(error: ServiceError) -> int:
+    for kind in type(error).__mro__:
+        if kind in HTTP_STATUS:
+            return HTTP_STATUS[kind]
+    return 500
+
+
+def not_found(what: str) -> NotFound:
+    return NotFound(f"{what} not found.")

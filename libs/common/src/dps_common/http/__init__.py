@@ -1,0 +1,1 @@
+"""Falcon plumbing shared by the services: operations, auth, paging, errors, bodies, OpenAPI, health."""

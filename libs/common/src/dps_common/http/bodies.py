@@ -1,0 +1,68 @@
+"""Request bodies: bounded reads (413 past 10 MB without reading further) and typed parsing.
+
+Bodies are validated straight from bytes by a pydantic model; unknown fields are dropped (the
+spec's rule), malformed JSON and wrong types give 400 naming each offending field.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import falcon
+from pydantic import BaseModel, ValidationError
+
+from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
+M = TypeVar("M", bound=BaseModel)
+
+
+def too_large() -> PayloadTooLarge:
+    return PayloadTooLarge(f"Request body exceeds the {MAX_BODY_BYTES // (1024 * 1024)} MB limit.")
+
+
+def read_body(req: falcon.Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The raw body, at most ``limit`` bytes read whether or not a Content-Length was sent."""
+    length = req.content_length
+    if length is not None:
+        if length > limit:
+            raise too_large()
+        return req.bounded_stream.read(length)
+    # chunked transfer encoding: the server de-chunks; read until EOF, one chunk past the limit at most
+    parts, size = [], 0
+    while True:
+        chunk = req.stream.read(min(_READ_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise too_large()
+
+
+def field_path(loc: tuple) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "body"
+
+
+def validation_failed(errors: list[dict]) -> ValidationFailed:
+    fields = [{"field": field_path(e["loc"]), "message": e["msg"]} for e in errors]
+    first = fields[0]
+    return ValidationFailed(f"{first['field']}: {first['message']}", extra={"errors": fields})
+
+
+def parse_body(req: falcon.Request, model: type[M]) -> M:
+    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise UnsupportedMediaType("Requests with a body must be sent as Content-Type: application/json.")
+    raw = read_body(req)
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        if any(e["type"] == "json_invalid" for e in errors):
+            raise ValidationFailed("body: malformed JSON.", code="malformed_json") from None
+        raise validation_failed(errors) from None

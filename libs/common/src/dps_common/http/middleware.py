@@ -1,0 +1,69 @@
+"""Cross-cutting request handling: request ids, early 413, access logs and Prometheus metrics."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+import falcon
+from prometheus_client import Counter, Histogram
+
+from dps_common.http.bodies import MAX_BODY_BYTES, too_large
+
+REQUEST_ID_HEADER = "X-Request-Id"
+_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+log = logging.getLogger("dps.access")
+
+REQUESTS = Counter("dps_http_requests_total", "HTTP requests served", ["service", "method", "route", "status"])
+LATENCY = Histogram(
+    "dps_http_request_duration_seconds",
+    "HTTP request latency",
+    ["service", "method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+)
+
+
+class RequestContext:
+    """Assigns the request id (a caller's well-formed one is kept), and rejects oversized bodies
+    by their Content-Length before any handler reads a byte."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.perf_counter()
+        given = req.get_header(REQUEST_ID_HEADER)
+        req.context.request_id = given if given and _VALID_REQUEST_ID.match(given) else uuid.uuid4().hex
+        resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
+        length = req.content_length
+        if length is not None and length > MAX_BODY_BYTES:
+            raise too_large()
+
+
+class Observability:
+    """One metrics sample and one JSON access-log line per request (identifiers as fields)."""
+
+    def __init__(self, service: str):
+        self.service = service
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource, req_succeeded: bool) -> None:
+        started = req.context.get("started")
+        if started is None:
+            return
+        elapsed = time.perf_counter() - started
+        route = req.uri_template or "unmatched"
+        status = resp.status_code
+        REQUESTS.labels(self.service, req.method, route, status).inc()
+        LATENCY.labels(self.service, req.method, route).observe(elapsed)
+        if log.isEnabledFor(logging.INFO):
+            principal = req.context.get("principal")
+            log.info(
+                "request",
+                extra={
+                    "requestId": req.context.request_id,
+                    "method": req.method,
+                    "route": route,
+                    "status": status,
+                    "durationMs": round(elapsed * 1000, 2),
+                    "organizationId": str(principal.organization_id) if principal else None,
+                },
+            )

@@ -1,0 +1,139 @@
+"""The OpenAPI 3.1 document, built from the routes' declared operations (the same record auth uses)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from dps_common.http.operations import Operation
+
+_REF = "#/components/schemas/{model}"
+_STANDARD_ERRORS = {
+    400: "Invalid request: malformed JSON, a field of the wrong type, a bad `limit` or a foreign cursor.",
+    401: "Missing, unknown, revoked or malformed API key. Do not retry with the same key.",
+    403: "The key's role lacks the required scope, or the key's user may not act on this object.",
+    404: "No such object in the key's organization.",
+    409: "The object's current state does not allow the operation.",
+    413: "Request body larger than 10 MB.",
+    415: "A request body was sent without Content-Type: application/json.",
+}
+_PROBLEM = {
+    "type": "object",
+    "description": "RFC 9457 problem details.",
+    "required": ["type", "title", "status", "detail", "code"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string", "description": "Stable, machine-readable error code."},
+        "requestId": {"type": ["string", "null"]},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+            },
+        },
+        "requiredScope": {"type": "string"},
+    },
+}
+
+
+def _error_codes(method: str, op: Operation, path: str) -> list[int]:
+    codes = {400, 401} | set(op.errors)
+    if op.scope is not None:
+        codes.add(403)
+    if "{" in path:
+        codes.add(404)
+    if op.body is not None:
+        codes |= {413, 415}
+    return sorted(codes)
+
+
+def _parameters(path: str, op: Operation) -> list[dict[str, Any]]:
+    params = [
+        {"name": seg[1:-1], "in": "path", "required": True, "schema": {"type": "string"}}
+        for seg in path.split("/")
+        if seg.startswith("{") and seg.endswith("}")
+    ]
+    if op.paging:
+        params.append(
+            {
+                "name": "limit",
+                "in": "query",
+                "schema": {"type": "integer", "minimum": 1, "maximum": op.paging.maximum, "default": op.paging.default},
+            }
+        )
+        params.append({"name": "cursor", "in": "query", "schema": {"type": "string"}})
+    for q in op.query:
+        param = {"name": q.name, "in": "query", "required": q.required, "schema": q.schema}
+        if q.description:
+            param["description"] = q.description
+        if q.deprecated:
+            param["deprecated"] = True
+        params.append(param)
+    return params
+
+
+def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "summary": op.summary,
+        "operationId": op.operation_id or f"{method.lower()}{path.replace('/', '_').replace('{', '').replace('}', '')}",
+        "parameters": _parameters(path, op),
+        "security": [{"apiKey": []}],
+        "x-required-scopes": [str(op.scope)] if op.scope else [],
+        "responses": {},
+    }
+    if op.tag:
+        doc["tags"] = [op.tag]
+    if op.description:
+        doc["description"] = op.description
+    if op.extra_scopes:
+        doc["x-optional-scopes"] = [str(s) for s in op.extra_scopes]
+    if op.body is not None:
+        doc["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}},
+        }
+    ok: dict[str, Any] = {"description": "Success."}
+    if op.response is not None:
+        ok["content"] = {"application/json": {"schema": {"$ref": _REF.format(model=op.response.__name__)}}}
+    doc["responses"][str(op.status)] = ok
+    for code in _error_codes(method, op, path):
+        doc["responses"][str(code)] = {
+            "description": _STANDARD_ERRORS.get(code, "Error."),
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+    return doc
+
+
+def build_document(title: str, version: str, server_url: str, routes: list[tuple[str, object]]) -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    models: set[type[BaseModel]] = set()
+    for path, resource in routes:
+        for method, op in getattr(resource, "operations", {}).items():
+            paths.setdefault(path, {})[method.lower()] = _operation(method, path, op)
+            models.update(m for m in (op.body, op.response) if m is not None)
+    _, defs = models_json_schema(
+        [(m, "validation" if _is_request(m, routes) else "serialization") for m in sorted(models, key=lambda m: m.__name__)],
+        ref_template=_REF,
+    )
+    schemas = dict(defs.get("$defs", {}))
+    schemas["Problem"] = _PROBLEM
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version},
+        "servers": [{"url": server_url}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
+        },
+    }
+
+
+def _is_request(model: type[BaseModel], routes) -> bool:
+    return any(op.body is model for _, r in routes for op in getattr(r, "operations", {}).values())

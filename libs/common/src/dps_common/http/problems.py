@@ -1,0 +1,65 @@
+"""RFC 9457 problem details for every error, with a stable ``code`` and the ``requestId``."""
+
+from __future__ import annotations
+
+import logging
+
+import falcon
+
+from dps_common.errors import ServiceError, http_status_of
+from dps_common.http.json import dumps
+
+PROBLEM_JSON = "application/problem+json"
+log = logging.getLogger("dps.http")
+
+
+def problem(req: falcon.Request, status: int, title: str, detail: str, code: str, **extra) -> dict:
+    body = {
+        "type": f"https://errors.dealpricing.example/{code}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        "requestId": req.context.get("request_id"),
+    }
+    body.update(extra)
+    return body
+
+
+def _write(resp: falcon.Response, status: int, body: dict) -> None:
+    resp.status = status
+    resp.content_type = PROBLEM_JSON
+    resp.data = dumps(body)
+    resp.media = None
+
+
+def handle_service_error(req, resp, ex: ServiceError, params) -> None:
+    status = http_status_of(ex)
+    _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
+
+
+def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
+    """Falcon's own errors (404 route, 405 method, ...) as problem details too."""
+    status = ex.status_code
+    code = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}.get(
+        status, f"http_{status}"
+    )
+    title = ex.title or "Error"
+    detail = ex.description or title
+    _write(resp, status, problem(req, status, title, detail, code))
+    for name, value in (ex.headers or {}).items():
+        resp.set_header(name, value)
+
+
+def handle_unexpected(req, resp, ex: Exception, params) -> None:
+    if isinstance(ex, falcon.HTTPError):
+        handle_http_error(req, resp, ex, params)
+        return
+    log.exception("unhandled error", extra={"requestId": req.context.get("request_id")})
+    _write(resp, 500, problem(req, 500, "Internal error", "The server failed to process the request.", "internal_error"))
+
+
+def install(app: falcon.App) -> None:
+    app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(falcon.HTTPError, handle_http_error)
+    app.add_error_handler(ServiceError, handle_service_error)

@@ -1,0 +1,67 @@
+"""Settings from the environment, validated at start with messages that say what to fix."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+
+class SettingsError(ValueError):
+    pass
+
+
+class Env:
+    """Typed reads of environment variables; every problem is collected and reported together."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None):
+        self._environ = os.environ if environ is None else environ
+        self.problems: list[str] = []
+
+    def str(self, name: str, default: str | None = None) -> str:
+        value = self._environ.get(name, default)
+        if value is None or value == "":
+            self.problems.append(f"{name} is required")
+            return ""
+        return value
+
+    def int(self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+        raw = self._environ.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            self.problems.append(f"{name} must be an integer, got {raw!r}")
+            return default
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            self.problems.append(f"{name} must be between {minimum} and {maximum}, got {value}")
+        return value
+
+    def float(self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+        raw = self._environ.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            self.problems.append(f"{name} must be a number, got {raw!r}")
+            return default
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            self.problems.append(f"{name} must be between {minimum} and {maximum}, got {value}")
+        return value
+
+    def secret(self, name: str, *, min_length: int = 32) -> bytes:
+        value = self.str(name)
+        if value and len(value) < min_length:
+            self.problems.append(f"{name} must be at least {min_length} characters")
+        return value.encode()
+
+    def postgres_url(self, name: str = "DATABASE_URL") -> str:
+        value = self.str(name)
+        if value and not value.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+            self.problems.append(f"{name} must be a postgresql:// URL")
+        return value
+
+    def check(self) -> None:
+        if self.problems:
+            raise SettingsError("invalid configuration: " + "; ".join(self.problems))

@@ -1,0 +1,1 @@
+"""Test helpers shared by the services' suites: finding real PostgreSQL and RabbitMQ servers."""

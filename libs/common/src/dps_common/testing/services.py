@@ -1,0 +1,60 @@
+"""Real PostgreSQL and RabbitMQ for tests: found by DATABASE_URL / AMQP_URL (defaulting to the local
+servers), else started with testcontainers where Docker runs. With ``CI=true`` a missing server is
+a failure, never a skip. Each test run gets its own database, dropped afterwards."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _unavailable(what: str, why: Exception) -> None:
+    message = f"{what} is not reachable ({why}); set DATABASE_URL / AMQP_URL or start it"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@contextmanager
+def _server_url() -> Iterator[str]:
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    try:
+        psycopg.connect(url, connect_timeout=3).close()
+        yield url
+        return
+    except psycopg.OperationalError as exc:
+        first_error = exc
+    try:
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("postgres:16-alpine", driver=None) as container:
+            yield container.get_connection_url()
+    except Exception as exc:  # no Docker engine either: report the first cause
+        _unavailable("PostgreSQL", first_error if "docker" in str(exc).lower() else exc)
+
+
+@contextmanager
+def fresh_database(prefix: str) -> Iterator[str]:
+    """A new, empty database on the test server; dropped when the block ends."""
+    with _server_url() as server_url:
+        name = f"{prefix}_{secrets.token_hex(4)}"
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield _with_database(server_url, name)
+        finally:
+            with psycopg.connect(server_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

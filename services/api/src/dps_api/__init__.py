@@ -1,0 +1,1 @@
+"""The api service: identity, catalog, opportunities, deal groups, pricing quotes and approvals."""

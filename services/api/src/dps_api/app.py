@@ -1,0 +1,50 @@
+"""The api's composition root: ``create_app(settings)`` wires everything; nothing connects at import."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import falcon
+from sqlalchemy import text
+
+from dps_common.auth.cache import TtlCache
+from dps_common.db import Transactions, make_engine
+from dps_common.http.app import Api
+from dps_common.http.auth import Authenticator
+from dps_common.http.paging import CursorCodec
+
+from dps_api.context import AppContext
+from dps_api.routes import add_routes
+from dps_api.services.identity import DatabaseKeyStore
+from dps_api.settings import Settings
+
+API_VERSION = "1.0.0"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def build_context(settings: Settings, tx: Transactions) -> AppContext:
+    authenticator = Authenticator(
+        DatabaseKeyStore(tx, utc_now), settings.api_key_pepper, TtlCache(settings.key_cache_ttl_seconds)
+    )
+    return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now)
+
+
+def create_app(settings: Settings, *, tx: Transactions | None = None) -> falcon.App:
+    """``tx`` lets tests run every use case inside their own outer transaction."""
+    if tx is None:
+        engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-api")
+        tx = Transactions.for_engine(engine)
+    ctx = build_context(settings, tx)
+    api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)})
+    add_routes(api, ctx)
+    api.publish_openapi("Deal Pricing Service API", API_VERSION)
+    api.app.context = ctx  # tests and tools reach the wiring here
+    return api.app
+
+
+def _ping(tx: Transactions) -> None:
+    with tx.read() as session:
+        session.execute(text("SELECT 1"))

@@ -1,0 +1,22 @@
+"""What every resource module receives at registration: the composition root's shared parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from dps_common.db import Transactions
+from dps_common.http.auth import Authenticator
+from dps_common.http.paging import CursorCodec
+
+from dps_api.settings import Settings
+
+
+@dataclass(frozen=True)
+class AppContext:
+    settings: Settings
+    tx: Transactions
+    cursors: CursorCodec
+    authenticator: Authenticator
+    now: Callable[[], datetime]

@@ -1,0 +1,3 @@
+"""Every table module, imported so Alembic and the metadata see them all."""
+
+from dps_api.db.models import identity, outbox  # noqa: F401

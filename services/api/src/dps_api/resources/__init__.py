@@ -1,0 +1,1 @@
+"""HTTP edges, one module per resource. Each parses, calls one use case, shapes the response."""

@@ -1,0 +1,29 @@
+"""``GET /whoami``: the organization the key belongs to and nothing else."""
+
+import falcon
+
+from dps_common.http.app import Api
+from dps_common.http.operations import Operation
+
+from dps_api.context import AppContext
+from dps_api.schemas.whoami import Whoami
+
+
+class WhoamiResource:
+    operations = {
+        "GET": Operation(
+            summary="The organization the API key belongs to; a connectivity and health check.",
+            scope=None,
+            response=Whoami,
+            tag="Identity",
+            operation_id="whoami",
+        )
+    }
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        principal = req.context.principal
+        resp.media = {"organization": {"id": str(principal.organization_id), "name": principal.organization_name}}
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    api.add("/whoami", WhoamiResource())

@@ -1,0 +1,15 @@
+"""Every route of the api, added in this one place (one module per resource)."""
+
+from dps_common.http.app import Api
+
+from dps_api.context import AppContext
+from dps_api.resources import whoami
+
+RESOURCE_MODULES = [
+    whoami,
+]
+
+
+def add_routes(api: Api, ctx: AppContext) -> None:
+    for module in RESOURCE_MODULES:
+        module.register(api, ctx)

@@ -1,0 +1,146 @@
+"""Organizations, users and API keys: the admin command line's use cases and the key store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from sqlalchemy import select, update
+
+from dps_common.auth.cache import KeyRecord
+from dps_common.auth.keys import format_key, generate_key_id, generate_secret, hash_secret
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Role
+from dps_common.db import Transactions
+from dps_common.errors import Conflict, ValidationFailed, not_found
+
+from dps_api.db.models.identity import ApiKey, Organization, User
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key as issued or rotated: ``secret`` is the full key string, shown once."""
+
+    id: UUID
+    name: str
+    role: str
+    user_id: UUID
+    key_prefix: str
+    secret: str
+
+
+def parse_role(raw: str) -> Role:
+    try:
+        return Role(raw.replace("_", " ").replace("-", " ").lower())
+    except ValueError:
+        raise ValidationFailed(f"role must be one of: {', '.join(r.value for r in Role)}") from None
+
+
+class DatabaseKeyStore:
+    """Finds an active key by its id, with the organization and user it acts for."""
+
+    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+        self._tx = tx
+        self._now = now
+
+    def find(self, key_id: str) -> KeyRecord | None:
+        with self._tx() as session:
+            row = session.execute(
+                select(ApiKey.id, ApiKey.secret_hash, ApiKey.role, ApiKey.user_id, ApiKey.organization_id, Organization.name)
+                .join(Organization, Organization.id == ApiKey.organization_id)
+                .where(ApiKey.key_id == key_id, ApiKey.status == "active")
+            ).one_or_none()
+            if row is None:
+                return None
+            # lastUsedAt is refreshed once per cache load, never on the hot path
+            session.execute(update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=self._now()))
+        principal = Principal(row.organization_id, row.name, row.user_id, Role(row.role), key_id)
+        return KeyRecord(row.secret_hash, principal)
+
+
+class IdentityService:
+    def __init__(self, tx: Transactions, pepper: bytes, now: Callable[[], datetime], forget_key: Callable[[str], None]):
+        self._tx = tx
+        self._pepper = pepper
+        self._now = now
+        self._forget_key = forget_key  # drops this process's cached lookup at once
+
+    def create_organization(self, name: str) -> Organization:
+        if not name.strip():
+            raise ValidationFailed("name: must not be empty")
+        with self._tx() as session:
+            org = Organization(name=name.strip())
+            session.add(org)
+            session.flush()
+            return org
+
+    def list_organizations(self) -> list[Organization]:
+        with self._tx.read() as session:
+            return list(session.scalars(select(Organization).order_by(Organization.id)))
+
+    def create_user(self, organization_id: UUID, email: str, name: str, role: str) -> User:
+        role_value = parse_role(role)
+        with self._tx() as session:
+            if session.get(Organization, organization_id) is None:
+                raise not_found("Organization")
+            exists = session.scalar(select(User.id).where(User.organization_id == organization_id, User.email == email))
+            if exists:
+                raise Conflict(f"A user with email {email} already exists in this organization.")
+            user = User(organization_id=organization_id, email=email, name=name, role=role_value.value)
+            session.add(user)
+            session.flush()
+            return user
+
+    def list_users(self, organization_id: UUID) -> list[User]:
+        with self._tx.read() as session:
+            return list(session.scalars(select(User).where(User.organization_id == organization_id).order_by(User.id)))
+
+    def issue_key(self, organization_id: UUID, user_id: UUID, role: str, name: str) -> IssuedKey:
+        role_value = parse_role(role)
+        with self._tx() as session:
+            user = session.get(User, user_id)
+            if user is None or user.organization_id != organization_id:
+                raise not_found("User")
+            key_id, secret = generate_key_id(), generate_secret()
+            key = ApiKey(
+                organization_id=organization_id,
+                user_id=user_id,
+                name=name,
+                role=role_value.value,
+                key_id=key_id,
+                secret_hash=hash_secret(self._pepper, secret),
+                status="active",
+            )
+            session.add(key)
+            session.flush()
+            return IssuedKey(key.id, name, key.role, user_id, f"dps_{key_id}", format_key(key_id, secret))
+
+    def rotate_key(self, key_row_id: UUID) -> IssuedKey:
+        """A new key id and secret on the same key; the old value stops working."""
+        with self._tx() as session:
+            key = session.get(ApiKey, key_row_id, with_for_update=True)
+            if key is None or key.status != "active":
+                raise not_found("Active API key")
+            old_key_id = key.key_id
+            key.key_id, secret = generate_key_id(), generate_secret()
+            key.secret_hash = hash_secret(self._pepper, secret)
+            key.rotated_at = self._now()
+            issued = IssuedKey(key.id, key.name, key.role, key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret))
+        self._forget_key(old_key_id)
+        return issued
+
+    def revoke_key(self, key_row_id: UUID) -> None:
+        with self._tx() as session:
+            key = session.get(ApiKey, key_row_id, with_for_update=True)
+            if key is None:
+                raise not_found("API key")
+            key.status = "revoked"
+            key.revoked_at = key.revoked_at or self._now()
+            key_id = key.key_id
+        self._forget_key(key_id)
+
+    def list_keys(self, organization_id: UUID) -> list[ApiKey]:
+        with self._tx.read() as session:
+            return list(session.scalars(select(ApiKey).where(ApiKey.organization_id == organization_id).order_by(ApiKey.id)))

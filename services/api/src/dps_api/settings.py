@@ -1,0 +1,33 @@
+"""The api's configuration, read from the environment and validated at start."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.settings import Env
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    api_key_pepper: bytes
+    cursor_secret: bytes
+    key_cache_ttl_seconds: float = 60.0
+    db_pool_size: int = 5
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        env = Env(environ)
+        settings = cls(
+            database_url=env.postgres_url("DATABASE_URL"),
+            api_key_pepper=env.secret("API_KEY_PEPPER"),
+            cursor_secret=env.secret("CURSOR_SECRET"),
+            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
+            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
+            log_level=env.str("LOG_LEVEL", "INFO"),
+        )
+        env.check()
+        return settings

@@ -1,0 +1,12 @@
+"""gunicorn entry point: ``gunicorn 'dps_api.wsgi:create()'``."""
+
+from dps_common import logs
+
+from dps_api.app import create_app
+from dps_api.settings import Settings
+
+
+def create():
+    settings = Settings.from_env()
+    logs.configure(settings.log_level)
+    return create_app(settings)

@@ -1,0 +1,120 @@
+"""Fixtures for the api's suite: a migrated PostgreSQL database per run, a rolled-back transaction
+per test, the app over it, and an organization with a key of each role."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from uuid import UUID
+
+import falcon.testing
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from dps_common.db import Transactions, make_engine
+from dps_common.testing.services import fresh_database
+
+from dps_api.app import create_app
+from dps_api.db.migrate import upgrade
+from dps_api.services.identity import IdentityService
+from dps_api.settings import Settings
+
+PEPPER = "test-pepper-0123456789abcdef0123456789abcdef"
+CURSOR_SECRET = "test-cursor-secret-0123456789abcdef0123456789"
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    with fresh_database("dps_api_test") as url:
+        upgrade(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    return Settings.from_env(
+        {"DATABASE_URL": database_url, "API_KEY_PEPPER": PEPPER, "CURSOR_SECRET": CURSOR_SECRET}
+    )
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def tx(engine: Engine) -> Iterator[Transactions]:
+    """Every use case's transaction becomes a savepoint of this test's outer transaction,
+    rolled back at the end, so tests never see each other's rows."""
+    connection = engine.connect()
+    outer = connection.begin()
+    yield Transactions(sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint"))
+    outer.rollback()
+    connection.close()
+
+
+@pytest.fixture
+def app(settings: Settings, tx: Transactions) -> falcon.App:
+    return create_app(settings, tx=tx)
+
+
+@pytest.fixture
+def client(app: falcon.App) -> falcon.testing.TestClient:
+    return falcon.testing.TestClient(app)
+
+
+@pytest.fixture
+def identity(app: falcon.App, settings: Settings) -> IdentityService:
+    ctx = app.context
+    return IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
+
+
+@dataclass
+class Member:
+    user_id: UUID
+    key: str
+    key_row_id: UUID
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.key}
+
+
+@dataclass
+class Org:
+    id: UUID
+    name: str
+    admin: Member
+    user: Member
+    viewer: Member
+    identity: IdentityService
+
+    def member(self, role: str, email: str) -> Member:
+        """Another user of this organization with a key of ``role``."""
+        user = self.identity.create_user(self.id, email, email.split("@")[0], role)
+        key = self.identity.issue_key(self.id, user.id, role, f"{email} key")
+        return Member(user.id, key.secret, key.id)
+
+
+def make_org(identity: IdentityService, name: str) -> Org:
+    org = identity.create_organization(name)
+    slug = name.lower().replace(" ", "-")
+    members = {}
+    for role, label in (("admin", "admin"), ("user", "user"), ("view only", "viewer")):
+        user = identity.create_user(org.id, f"{label}@{slug}.example", label.title(), role)
+        key = identity.issue_key(org.id, user.id, role, f"{label} integration")
+        members[label] = Member(user.id, key.secret, key.id)
+    return Org(org.id, org.name, members["admin"], members["user"], members["viewer"], identity)
+
+
+@pytest.fixture
+def org(identity: IdentityService) -> Org:
+    return make_org(identity, "Acme Corp")
+
+
+@pytest.fixture
+def other_org(identity: IdentityService) -> Org:
+    return make_org(identity, "Globex")

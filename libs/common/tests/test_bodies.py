@@ -1,0 +1,93 @@
+"""Request bodies: the 10 MB limit with and without Content-Length, field-naming validation errors."""
+
+import io
+
+import falcon
+import falcon.testing
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from dps_common.http.bodies import MAX_BODY_BYTES, parse_body, read_body
+
+
+class Line(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+    quantity: int
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+    name: str
+    lines: list[Line] = []
+
+
+class CountingStream(io.RawIOBase):
+    """An endless body that counts what the server read."""
+
+    def __init__(self):
+        self.read_bytes = 0
+
+    def read(self, size=-1):
+        size = 65536 if size is None or size < 0 else size
+        self.read_bytes += size
+        return b"x" * size
+
+
+def chunked_request(stream) -> falcon.Request:
+    env = falcon.testing.create_environ(method="POST", headers={"Content-Type": "application/json"})
+    env.pop("CONTENT_LENGTH", None)
+    env["HTTP_TRANSFER_ENCODING"] = "chunked"
+    env["wsgi.input"] = stream
+    return falcon.Request(env)
+
+
+def json_request(body: bytes, content_type="application/json") -> falcon.Request:
+    return falcon.Request(falcon.testing.create_environ(method="POST", body=body, headers={"Content-Type": content_type}))
+
+
+def test_chunked_body_over_the_limit_stops_reading_just_past_it():
+    stream = CountingStream()
+    with pytest.raises(PayloadTooLarge):
+        read_body(chunked_request(stream))
+    assert MAX_BODY_BYTES < stream.read_bytes <= MAX_BODY_BYTES + 65536
+
+
+def test_declared_length_over_the_limit_is_refused_before_reading():
+    env = falcon.testing.create_environ(method="POST", headers={"Content-Type": "application/json"})
+    stream = CountingStream()
+    env["CONTENT_LENGTH"] = str(MAX_BODY_BYTES + 1)
+    env["wsgi.input"] = stream
+    with pytest.raises(PayloadTooLarge):
+        read_body(falcon.Request(env))
+    assert stream.read_bytes == 0
+
+
+def test_unknown_fields_are_dropped():
+    body = parse_body(json_request(b'{"name": "a", "nmae": "typo", "lines": [{"quantity": 2, "x": 1}]}'), Body)
+    assert body.name == "a" and body.lines[0].quantity == 2
+    assert not hasattr(body, "nmae")
+
+
+def test_wrong_types_name_the_field():
+    with pytest.raises(ValidationFailed) as err:
+        parse_body(json_request(b'{"name": "a", "lines": [{"quantity": "2"}]}'), Body)
+    assert err.value.extra["errors"][0]["field"] == "lines[0].quantity"
+    assert err.value.detail.startswith("lines[0].quantity:")
+
+
+def test_missing_field_is_named():
+    with pytest.raises(ValidationFailed) as err:
+        parse_body(json_request(b"{}"), Body)
+    assert err.value.extra["errors"][0]["field"] == "name"
+
+
+def test_malformed_json_is_a_400():
+    with pytest.raises(ValidationFailed) as err:
+        parse_body(json_request(b'{"name": '), Body)
+    assert err.value.code == "malformed_json"
+
+
+def test_body_without_json_content_type_is_refused():
+    with pytest.raises(UnsupportedMediaType):
+        parse_body(json_request(b'{"name": "a"}', content_type="text/plain"), Body)

@@ -20,6 +20,7 @@ class ServiceApp(falcon.App):
     """A Falcon app that also carries its composition root's context (for tests and tools)."""
 
     context: object = None
+    documented_routes: list = []  # (path under /external/v1, resource), set by Api
 
 
 class Api:
@@ -36,6 +37,7 @@ class Api:
         self.app.req_options.strip_url_path_trailing_slash = True
         problems.install(self.app)
         self.routes: list[tuple[str, object]] = []
+        self.app.documented_routes = self.routes
         self.app.add_route("/healthz", Liveness())
         self.app.add_route("/readyz", Readiness(ready_checks))
         self.app.add_route("/metrics", Metrics())

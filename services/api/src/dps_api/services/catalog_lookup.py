@@ -1,0 +1,170 @@
+"""The catalog as the quotes work sees it: pin a pricebook, price a product in a currency.
+
+Called inside the caller's transaction (it receives the session and never commits). Unit-free: it
+returns unit prices and tiers; line amounts are computed by the quotes work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from uuid import UUID
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Scope
+from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
+
+from dps_api.db.models.catalog import Pricebook, PricebookEntry, PricebookUser, PricebookVersion, Product, ProductVersion
+
+
+@dataclass(frozen=True)
+class PricedProduct:
+    product_id: UUID
+    spec_id: str
+    version: int
+    name: str
+    short_name: str | None
+    price_model: str  # FLAT | PER_UNIT | TIERED | RAMPED | HOURLY | ONE_TIME_FEE
+    price_frequency: str  # MONTHLY | QUARTERLY | SEMI_ANNUAL | ANNUAL | ONE_TIME
+    locked: bool
+    # in `currency`: the pinned pricebook's entry if it has one, else the product's list price
+    list_unit_price: Decimal
+    # TIERED: ((up_to or None, unit_price), ...) in `currency`, from the product version (a pricebook
+    # entry does not replace tiers); () for other models or when the product has no tiers in `currency`
+    tiers: tuple[tuple[Decimal | None, Decimal], ...]
+
+
+@dataclass(frozen=True)
+class PinnedPricebook:
+    id: UUID
+    version: int
+    currency: str
+
+
+def pin_pricebook(session: Session, principal: Principal, pricebook_id: UUID) -> PinnedPricebook:
+    """The latest version of a pricebook the principal may use.
+
+    NotFound for an unknown id or another organization's; Forbidden(code="pricebook_not_assigned")
+    unless the principal's user is assigned or the key holds PRICEBOOKS_ANY;
+    Conflict(code="pricebook_inactive") when the pricebook is inactive.
+    """
+    row = session.execute(
+        select(Pricebook.id, Pricebook.version, Pricebook.currency, Pricebook.active).where(
+            Pricebook.id == pricebook_id, Pricebook.organization_id == principal.organization_id
+        )
+    ).one_or_none()
+    if row is None:
+        raise not_found("Pricebook")
+    if not principal.has(Scope.PRICEBOOKS_ANY):
+        assigned = session.scalar(
+            select(PricebookUser.user_id).where(
+                PricebookUser.pricebook_id == pricebook_id, PricebookUser.user_id == principal.user_id
+            )
+        )
+        if assigned is None:
+            raise Forbidden(
+                "This pricebook is not assigned to the API key's user; only assigned users "
+                f"or keys with the '{Scope.PRICEBOOKS_ANY}' scope may use it.",
+                code="pricebook_not_assigned",
+            )
+    if not row.active:
+        raise Conflict("The pricebook is inactive and cannot be used for pricing.", code="pricebook_inactive")
+    return PinnedPricebook(row.id, row.version, row.currency)
+
+
+def pinned_pricebook(session: Session, organization_id: UUID, pricebook_id: UUID, version: int) -> PinnedPricebook:
+    """A version pinned earlier (no permission or active check: the pin already happened)."""
+    currency = session.scalar(
+        select(PricebookVersion.currency).where(
+            PricebookVersion.pricebook_id == pricebook_id,
+            PricebookVersion.version == version,
+            PricebookVersion.organization_id == organization_id,
+        )
+    )
+    if currency is None:
+        raise not_found("Pricebook version")
+    return PinnedPricebook(pricebook_id, version, currency)
+
+
+def price_product(
+    session: Session,
+    organization_id: UUID,
+    product_id: UUID,
+    currency: str,
+    *,
+    pricebook: PinnedPricebook | None,
+    version: int | None = None,
+) -> PricedProduct:
+    """A product's prices in ``currency``.
+
+    ``version`` None: the current version, which must be active (else ValidationFailed
+    code="product_inactive"); a given version: that immutable version, active or not (re-pricing a
+    pinned line). NotFound for an unknown product or version, or another organization's.
+    ValidationFailed(code="pricebook_currency_mismatch") when ``pricebook`` is in another currency;
+    ValidationFailed(code="no_price_in_currency") when neither a pricebook entry nor a list price
+    exists in ``currency``.
+    """
+    if version is None:
+        table, key = Product, [Product.id == product_id]
+    else:
+        table, key = ProductVersion, [ProductVersion.product_id == product_id, ProductVersion.version == version]
+    row = session.execute(
+        select(
+            table.spec_id,
+            table.version,
+            table.name,
+            table.short_name,
+            table.active,
+            table.price_model,
+            table.price_frequency,
+            table.list_prices,
+            table.tiers,
+            table.locked,
+        ).where(*key, table.organization_id == organization_id)
+    ).one_or_none()
+    if row is None:
+        raise not_found("Product" if version is None else "Product version")
+    if version is None and not row.active:
+        raise ValidationFailed(f"Product {row.spec_id} is inactive and cannot be quoted.", code="product_inactive")
+    if pricebook is not None and pricebook.currency != currency:
+        raise ValidationFailed(
+            f"The pricebook's currency {pricebook.currency} differs from {currency}.", code="pricebook_currency_mismatch"
+        )
+
+    unit_price = _pricebook_price(session, pricebook, product_id) if pricebook is not None else None
+    if unit_price is None and currency in row.list_prices:
+        unit_price = Decimal(row.list_prices[currency])
+    if unit_price is None:
+        raise ValidationFailed(
+            f"Product {row.spec_id} has no price in {currency} (no pricebook entry, no list price).",
+            code="no_price_in_currency",
+        )
+    tiers = tuple(
+        (None if tier["upTo"] is None else Decimal(tier["upTo"]), Decimal(tier["unitPrice"]))
+        for tier in row.tiers.get(currency, ())
+    )
+    return PricedProduct(
+        product_id=product_id,
+        spec_id=row.spec_id,
+        version=row.version,
+        name=row.name,
+        short_name=row.short_name,
+        price_model=row.price_model,
+        price_frequency=row.price_frequency,
+        locked=row.locked,
+        list_unit_price=unit_price,
+        tiers=tiers,
+    )
+
+
+def _pricebook_price(session: Session, pricebook: PinnedPricebook, product_id: UUID) -> Decimal | None:
+    return session.scalar(
+        select(PricebookEntry.unit_price).where(
+            PricebookEntry.pricebook_id == pricebook.id,
+            PricebookEntry.version == pricebook.version,
+            PricebookEntry.product_id == product_id,
+        )
+    )

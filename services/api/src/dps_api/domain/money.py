@@ -1,0 +1,74 @@
+"""Money as ``Decimal`` with ISO 4217 minor units: the only place that knows how to round an amount.
+
+Amounts are rounded half-up to the currency's exponent (JPY 0, USD 2, KWD 3). Unit prices and
+intermediate products are never rounded; only line amounts and totals are (see ``pricing``).
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+from iso4217 import Currency
+
+PERCENT_PLACES = 4
+_PERCENT_QUANTUM = Decimal(1).scaleb(-PERCENT_PLACES)
+# Wide enough that no product of a 6-place price, a 6-place quantity and a month ratio is ever inexact
+# before the final rounding.
+WORKING_PRECISION = 60
+
+
+class UnsupportedCurrency(ValueError):
+    """Not an ISO 4217 currency with minor units (unknown codes, funds, precious metals, XXX)."""
+
+
+def currency_exponent(code: str) -> int:
+    """Number of minor-unit digits of ``code``: JPY 0, USD 2, KWD 3."""
+    try:
+        exponent = Currency(code).exponent
+    except ValueError:
+        raise UnsupportedCurrency(f"{code!r} is not an ISO 4217 currency code.") from None
+    if exponent is None:
+        raise UnsupportedCurrency(f"{code!r} has no minor units and cannot price a quote.")
+    return exponent
+
+
+def is_supported_currency(code: str) -> bool:
+    try:
+        currency_exponent(code)
+    except UnsupportedCurrency:
+        return False
+    return True
+
+
+def round_money(amount: Decimal, currency: str) -> Decimal:
+    """``amount`` rounded half-up to the minor units of ``currency``."""
+    with localcontext(prec=WORKING_PRECISION):
+        return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)), rounding=ROUND_HALF_UP)
+
+
+def round_percent(value: Decimal) -> Decimal:
+    """A percentage kept to four decimal places, half-up."""
+    with localcontext(prec=WORKING_PRECISION):
+        return value.quantize(_PERCENT_QUANTUM, rounding=ROUND_HALF_UP)
+
+
+def format_decimal(value: Decimal) -> str:
+    """Plain notation without trailing zeros: ``Decimal("2.500")`` -> ``"2.5"``, never ``"1E+3"``."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "") else text
+
+
+def format_price(value: Decimal, currency: str) -> str:
+    """A unit price: at least the currency's minor units (``"100.00"``), more only when it has them
+    (``"0.0125"``), so sub-cent prices are shown exactly and never rounded."""
+    exponent = currency_exponent(currency)
+    normalized = value.normalize()
+    if -normalized.as_tuple().exponent < exponent:
+        normalized = value.quantize(Decimal(1).scaleb(-exponent))
+    text = format(normalized, "f")
+    return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
+
+
+def format_money(amount: Decimal, currency: str) -> str:
+    """An amount rounded to minor units and written with exactly that many places."""
+    return format(round_money(amount, currency), "f")

@@ -36,6 +36,9 @@ def _write(resp: falcon.Response, status: int, body: dict) -> None:
 def handle_service_error(req, resp, ex: ServiceError, params) -> None:
     status = http_status_of(ex)
     _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
+    if status == 413:
+        # the rest of the body stays unread: closing is cheaper than letting the server drain it
+        resp.set_header("Connection", "close")
 
 
 def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:

@@ -8,6 +8,7 @@ from datetime import datetime
 from uuid import UUID
 
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from dps_common.auth.cache import KeyRecord
 from dps_common.auth.keys import format_key, generate_key_id, generate_secret, hash_secret
@@ -95,6 +96,7 @@ class IdentityService:
 
     def list_users(self, organization_id: UUID) -> list[User]:
         with self._tx.read() as session:
+            _require_organization(session, organization_id)
             return list(session.scalars(select(User).where(User.organization_id == organization_id).order_by(User.id)))
 
     def issue_key(self, organization_id: UUID, user_id: UUID, role: str, name: str) -> IssuedKey:
@@ -143,4 +145,10 @@ class IdentityService:
 
     def list_keys(self, organization_id: UUID) -> list[ApiKey]:
         with self._tx.read() as session:
+            _require_organization(session, organization_id)
             return list(session.scalars(select(ApiKey).where(ApiKey.organization_id == organization_id).order_by(ApiKey.id)))
+
+
+def _require_organization(session: Session, organization_id: UUID) -> None:
+    if session.get(Organization, organization_id) is None:
+        raise not_found("Organization")

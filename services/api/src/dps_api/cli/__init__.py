@@ -1,0 +1,77 @@
+"""``dealpricing-admin``: the operator's command line for organizations, users and API keys.
+
+Keys are issued, rotated, revoked and listed here (the application's settings screen is not part of
+this service). Expected failures print one line on stderr and exit 2; there is no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import psycopg.errors
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from dps_common.db import Transactions, make_engine
+from dps_common.errors import ServiceError
+from dps_common.settings import SettingsError
+
+from dps_api.cli.parser import build_parser
+from dps_api.cli.render import Output
+from dps_api.cli.settings import AdminSettings
+from dps_api.db import migrate
+from dps_api.services.identity import IdentityService
+
+EXIT_INPUT = 2  # bad input, unknown organization / user / key, missing configuration
+EXIT_UNREACHABLE = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse already printed usage and the problem
+        return stop.code if isinstance(stop.code, int) else EXIT_INPUT
+    out = Output(args.json)
+    try:
+        if args.handler is None:
+            return _migrate(out)
+        settings = AdminSettings.from_env()
+        engine = make_engine(settings.database_url, pool_size=1, application_name="dps-admin")
+        try:
+            # another process's key cache is out of reach; its entries expire on their own
+            identity = IdentityService(Transactions.for_engine(engine), settings.api_key_pepper, _utc_now, _no_cache)
+            args.handler(args, identity, out)
+        finally:
+            engine.dispose()
+    except (ServiceError, SettingsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except OperationalError as error:
+        print(f"error: cannot reach the database: {error.orig or error}".strip(), file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except DBAPIError as error:
+        if isinstance(error.orig, psycopg.errors.UndefinedTable):
+            print("error: the database is not migrated; run `dealpricing-admin migrate` first", file=sys.stderr)
+            return EXIT_INPUT
+        raise
+    return 0
+
+
+def _migrate(out: Output) -> int:
+    settings = AdminSettings.from_env(needs_pepper=False)
+    migrate.upgrade(settings.database_url)
+    if out.as_json:
+        out.record("Migrated", {"revision": "head"})
+    else:
+        out.message("Database migrated to head.")
+    return 0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _no_cache(key_id: str) -> None:
+    return None

@@ -1,0 +1,53 @@
+"""One function per admin command: call one identity use case, render its answer."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+from dps_api.cli import render
+from dps_api.cli.render import Output
+from dps_api.services.identity import IdentityService
+
+
+def orgs_create(args: Namespace, identity: IdentityService, out: Output) -> None:
+    org = identity.create_organization(args.name)
+    out.record("Created organization", render.organization(org))
+
+
+def orgs_list(args: Namespace, identity: IdentityService, out: Output) -> None:
+    orgs = [render.organization(o) for o in identity.list_organizations()]
+    out.table("organizations", orgs, ("id", "name", "createdAt"))
+
+
+def users_create(args: Namespace, identity: IdentityService, out: Output) -> None:
+    user = identity.create_user(args.org, args.email, args.name, args.role)
+    out.record("Created user", render.user(user))
+
+
+def users_list(args: Namespace, identity: IdentityService, out: Output) -> None:
+    users = [render.user(u) for u in identity.list_users(args.org)]
+    out.table("users", users, ("id", "email", "name", "role", "createdAt"))
+
+
+def keys_create(args: Namespace, identity: IdentityService, out: Output) -> None:
+    issued = identity.issue_key(args.org, args.user, args.role, args.name)
+    out.record("Issued API key", render.issued_key(issued))
+    out.warn(render.SHOWN_ONCE)
+
+
+def keys_rotate(args: Namespace, identity: IdentityService, out: Output) -> None:
+    issued = identity.rotate_key(args.key)
+    out.record("Rotated API key (the previous value stops working)", render.issued_key(issued))
+    out.warn(render.SHOWN_ONCE)
+
+
+def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None:
+    identity.revoke_key(args.key)
+    out.record("Revoked API key", {"id": args.key, "status": "revoked"})
+    # spec section 5: running services may keep a cached lookup for up to 10 minutes
+    out.warn("Note: running services can accept this key until their key cache expires (at most 10 minutes).")
+
+
+def keys_list(args: Namespace, identity: IdentityService, out: Output) -> None:
+    keys = [render.api_key(k) for k in identity.list_keys(args.org)]
+    out.table("keys", keys, ("id", "name", "role", "userId", "prefix", "status", "createdAt", "lastUsedAt"))

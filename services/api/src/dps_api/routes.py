@@ -4,9 +4,12 @@ from dps_common.http.app import Api
 
 from dps_api.context import AppContext
 from dps_api.resources import whoami
+from dps_api.resources import deal_groups, opportunities
 
 RESOURCE_MODULES = [
     whoami,
+    opportunities,
+    deal_groups,
 ]
 
 

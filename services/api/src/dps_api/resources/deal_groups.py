@@ -1,0 +1,113 @@
+"""``/deal-groups``: the spec's bounded lookup by opportunity, read, and the admin's create and update."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, QueryParam
+from dps_common.http.params import path_id, query_uuid
+
+from dps_api.context import AppContext
+from dps_api.schemas.deal_groups import (
+    MAX_GROUPS_PER_OPPORTUNITY,
+    DealGroup,
+    DealGroupCreate,
+    DealGroupList,
+    DealGroupUpdate,
+)
+from dps_api.services.deal_groups import DealGroupService
+
+TAG = "Deal groups"
+LIMITS = (
+    f"409 `deal_group_limit_reached` when an opportunity would belong to more than "
+    f"{MAX_GROUPS_PER_OPPORTUNITY} deal groups; 400 naming opportunityIds for an id that is not an "
+    "opportunity of the organization."
+)
+
+
+class DealGroupsResource:
+    operations = {
+        "GET": Operation(
+            summary="The deal groups an opportunity belongs to (a bounded lookup, no paging).",
+            scope=Scope.DEAL_GROUPS_READ,
+            response=DealGroupList,
+            query=(
+                QueryParam(
+                    "opportunityId",
+                    {"type": "string", "format": "uuid"},
+                    "The opportunity whose deal groups are returned.",
+                    required=True,
+                ),
+            ),
+            errors=(404,),
+            tag=TAG,
+            description=(
+                f"At most {MAX_GROUPS_PER_OPPORTUNITY} groups, ordered by id. 400 when opportunityId is "
+                "missing or not a UUID; 404 when it names no opportunity of the organization."
+            ),
+            operation_id="listDealGroupsOfOpportunity",
+        ),
+        "POST": Operation(
+            summary="Create a deal group.",
+            scope=Scope.DEAL_GROUPS_WRITE,
+            response=DealGroup,
+            body=DealGroupCreate,
+            status=201,
+            errors=(409,),
+            tag=TAG,
+            description=LIMITS,
+            operation_id="createDealGroup",
+        ),
+    }
+
+    def __init__(self, service: DealGroupService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        opportunity_id = query_uuid(req, "opportunityId", required=True)
+        resp.media = {"dealGroups": self._service.groups_of(req.context.principal, opportunity_id)}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, DealGroupCreate)
+        resp.media = self._service.create(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class DealGroupResource:
+    operations = {
+        "GET": Operation(
+            summary="Get a deal group.",
+            scope=Scope.DEAL_GROUPS_READ,
+            response=DealGroup,
+            tag=TAG,
+            operation_id="getDealGroup",
+        ),
+        "PATCH": Operation(
+            summary="Update a deal group; only the fields sent change, opportunityIds replaces the membership.",
+            scope=Scope.DEAL_GROUPS_WRITE,
+            response=DealGroup,
+            body=DealGroupUpdate,
+            errors=(409,),
+            tag=TAG,
+            description=LIMITS,
+            operation_id="updateDealGroup",
+        ),
+    }
+
+    def __init__(self, service: DealGroupService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, deal_group_id: str) -> None:
+        resp.media = self._service.get(req.context.principal, path_id(deal_group_id, "Deal group"))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, deal_group_id: str) -> None:
+        target = path_id(deal_group_id, "Deal group")
+        body = parse_body(req, DealGroupUpdate)
+        resp.media = self._service.update(req.context.principal, target, body)
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = DealGroupService(ctx.tx, ctx.now)
+    api.add("/deal-groups", DealGroupsResource(service))
+    api.add("/deal-groups/{deal_group_id}", DealGroupResource(service))

@@ -1,0 +1,140 @@
+"""``/opportunities``: list, read, create, partial update, and the admin's closed-won action."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging, QueryParam
+from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.params import path_id, query_enum, query_uuid
+
+from dps_api.context import AppContext
+from dps_api.schemas.opportunities import (
+    Opportunity,
+    OpportunityCreate,
+    OpportunityList,
+    OpportunityUpdate,
+    Stage,
+)
+from dps_api.services.opportunities import OpportunityFilters, OpportunityService
+
+TAG = "Opportunities"
+PAGING = Paging(default=100, maximum=500, items_property="opportunities")
+FILTERS = (
+    QueryParam("stage", {"type": "string", "enum": [s.value for s in Stage]}, "Only opportunities in this stage."),
+    QueryParam("ownerUserId", {"type": "string", "format": "uuid"}, "Only opportunities owned by this user."),
+    QueryParam("crmId", {"type": "string"}, "Only the opportunity with this CRM id."),
+)
+
+
+class OpportunitiesResource:
+    operations = {
+        "GET": Operation(
+            summary="List opportunities (stable order).",
+            scope=Scope.OPPORTUNITIES_READ,
+            response=OpportunityList,
+            paging=PAGING,
+            query=FILTERS,
+            tag=TAG,
+            operation_id="listOpportunities",
+        ),
+        "POST": Operation(
+            summary="Create an opportunity.",
+            scope=Scope.OPPORTUNITIES_WRITE,
+            response=Opportunity,
+            body=OpportunityCreate,
+            status=201,
+            errors=(409,),
+            tag=TAG,
+            description="409 `crm_id_taken` when the crmId is in use; `use_closed_won_action` for stage CLOSED_WON.",
+            operation_id="createOpportunity",
+        ),
+    }
+
+    def __init__(self, service: OpportunityService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        filters = OpportunityFilters(
+            stage=query_enum(req, "stage", Stage),
+            owner_user_id=query_uuid(req, "ownerUserId"),
+            crm_id=req.get_param("crmId") or None,
+        )
+        scope = cursor_scope(
+            req, {"stage": filters.stage, "ownerUserId": filters.owner_user_id, "crmId": filters.crm_id}
+        )
+        page = page_request(req, PAGING, self._cursors, scope)
+        items = self._service.list(req.context.principal, filters, page)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda o: [o["id"]], lambda o: o)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, OpportunityCreate)
+        resp.media = self._service.create(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class OpportunityResource:
+    operations = {
+        "GET": Operation(
+            summary="Get an opportunity.",
+            scope=Scope.OPPORTUNITIES_READ,
+            response=Opportunity,
+            tag=TAG,
+            operation_id="getOpportunity",
+        ),
+        "PATCH": Operation(
+            summary="Update an opportunity; only the fields sent change.",
+            scope=Scope.OPPORTUNITIES_WRITE,
+            response=Opportunity,
+            body=OpportunityUpdate,
+            errors=(409,),
+            tag=TAG,
+            description=(
+                "409 `use_closed_won_action` when stage is set to CLOSED_WON (use the closed-won action), "
+                "`crm_id_taken` when the crmId is in use. Moving a CLOSED_WON opportunity to another stage "
+                "needs an admin key (403 otherwise) and clears closedWonAt."
+            ),
+            operation_id="updateOpportunity",
+        ),
+    }
+
+    def __init__(self, service: OpportunityService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
+        resp.media = self._service.get(req.context.principal, path_id(opportunity_id, "Opportunity"))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
+        target = path_id(opportunity_id, "Opportunity")
+        body = parse_body(req, OpportunityUpdate)
+        resp.media = self._service.update(req.context.principal, target, body)
+
+
+class ClosedWonResource:
+    operations = {
+        "POST": Operation(
+            summary="Mark an opportunity CLOSED_WON and push the closed-won state to the CRM.",
+            scope=Scope.CRM_PUSH,
+            response=Opportunity,
+            errors=(409,),
+            tag=TAG,
+            description="Sets closedWonAt and emits `opportunity.closed_won`. 409 `already_closed_won`.",
+            operation_id="markOpportunityClosedWon",
+        ),
+    }
+
+    def __init__(self, service: OpportunityService):
+        self._service = service
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
+        target = path_id(opportunity_id, "Opportunity")
+        resp.media = self._service.mark_closed_won(req.context.principal, target)
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = OpportunityService(ctx.tx, ctx.now)
+    api.add("/opportunities", OpportunitiesResource(service, ctx.cursors))
+    api.add("/opportunities/{opportunity_id}", OpportunityResource(service))
+    api.add("/opportunities/{opportunity_id}/closed-won", ClosedWonResource(service))

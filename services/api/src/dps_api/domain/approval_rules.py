@@ -1,0 +1,133 @@
+"""Approval rules: which conditions a quote can trip, how a condition is validated, and which rules fire.
+
+A rule's condition compares one fact of a quote with a threshold. Every comparison is strict
+("above" / "below"): a quote exactly at the threshold does not fire the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Protocol, TypeVar
+from uuid import UUID
+
+from dps_common.errors import ValidationFailed
+
+from dps_api.domain.money import UnsupportedCurrency, currency_exponent, format_decimal
+
+MAX_PERCENT = Decimal(100)
+
+
+class ConditionType(StrEnum):
+    MAX_DISCOUNT_PERCENT_ABOVE = "MAX_DISCOUNT_PERCENT_ABOVE"  # the largest line discount, in percent
+    TOTAL_CONTRACT_VALUE_ABOVE = "TOTAL_CONTRACT_VALUE_ABOVE"  # in one currency: quotes in others never fire
+    TERM_MONTHS_ABOVE = "TERM_MONTHS_ABOVE"  # subscription term, whole months
+    LOCKED_PRICE_BELOW_LIST = "LOCKED_PRICE_BELOW_LIST"  # a locked product negotiated below its list price
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: ConditionType
+    threshold: Decimal | None = None
+    currency: str | None = None
+
+    def render(self) -> dict[str, str | None]:
+        """The JSON form: thresholds as decimal strings, money with its currency's minor units."""
+        threshold = None
+        if self.threshold is not None:
+            if self.type is ConditionType.TOTAL_CONTRACT_VALUE_ABOVE and self.currency:
+                threshold = format(self.threshold.quantize(Decimal(1).scaleb(-currency_exponent(self.currency))), "f")
+            else:
+                threshold = format_decimal(self.threshold)
+        return {"type": self.type.value, "threshold": threshold, "currency": self.currency}
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteTerms:
+    """The facts of a quote that rules look at."""
+
+    currency: str
+    total_contract_value: Decimal
+    max_discount_percent: Decimal
+    subscription_term_months: int
+    locked_below_list: bool
+
+
+class EvaluableRule(Protocol):
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def condition(self) -> Condition: ...
+
+
+R = TypeVar("R", bound=EvaluableRule)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpec:
+    """A rule as the approval flow needs it: what fired it and whose approval it requires."""
+
+    id: UUID
+    name: str
+    condition: Condition
+    approval_group_id: UUID
+    rule_group_id: UUID | None
+    active: bool = True
+
+
+def _invalid(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", extra={"errors": [{"field": field, "message": message}]})
+
+
+def make_condition(
+    kind: ConditionType, threshold: Decimal | None, currency: str | None, *, field: str = "condition"
+) -> Condition:
+    """A valid condition, or a 400 naming the offending field (``condition.threshold`` ...)."""
+    if kind is ConditionType.LOCKED_PRICE_BELOW_LIST:
+        if threshold is not None:
+            raise _invalid(f"{field}.threshold", "must be omitted for LOCKED_PRICE_BELOW_LIST")
+        if currency is not None:
+            raise _invalid(f"{field}.currency", "must be omitted for LOCKED_PRICE_BELOW_LIST")
+        return Condition(kind)
+    if threshold is None:
+        raise _invalid(f"{field}.threshold", f"is required for {kind.value}")
+    if threshold < 0:
+        raise _invalid(f"{field}.threshold", "must not be negative")
+    if kind is ConditionType.TOTAL_CONTRACT_VALUE_ABOVE:
+        if currency is None:
+            raise _invalid(f"{field}.currency", "is required for TOTAL_CONTRACT_VALUE_ABOVE")
+        try:
+            exponent = currency_exponent(currency)
+        except UnsupportedCurrency as exc:
+            raise _invalid(f"{field}.currency", str(exc)) from None
+        if threshold != threshold.quantize(Decimal(1).scaleb(-exponent)):
+            raise _invalid(f"{field}.threshold", f"{currency} amounts have at most {exponent} decimal places")
+        return Condition(kind, threshold, currency)
+    if currency is not None:
+        raise _invalid(f"{field}.currency", f"applies to TOTAL_CONTRACT_VALUE_ABOVE only, not {kind.value}")
+    if kind is ConditionType.MAX_DISCOUNT_PERCENT_ABOVE and threshold > MAX_PERCENT:
+        raise _invalid(f"{field}.threshold", "a discount percent is at most 100")
+    if kind is ConditionType.TERM_MONTHS_ABOVE and threshold != threshold.to_integral_value():
+        raise _invalid(f"{field}.threshold", "must be a whole number of months")
+    return Condition(kind, threshold, None)
+
+
+def fires(condition: Condition, quote: QuoteTerms) -> bool:
+    match condition.type:
+        case ConditionType.MAX_DISCOUNT_PERCENT_ABOVE:
+            return quote.max_discount_percent > condition.threshold
+        case ConditionType.TOTAL_CONTRACT_VALUE_ABOVE:
+            return quote.currency == condition.currency and quote.total_contract_value > condition.threshold
+        case ConditionType.TERM_MONTHS_ABOVE:
+            return quote.subscription_term_months > condition.threshold
+        case ConditionType.LOCKED_PRICE_BELOW_LIST:
+            return quote.locked_below_list
+    raise AssertionError(f"unhandled condition {condition.type}")
+
+
+def fired_rules(rules: Iterable[R], quote: QuoteTerms) -> list[R]:
+    """The active rules whose condition the quote trips, in the order given."""
+    return [rule for rule in rules if rule.active and fires(rule.condition, quote)]

@@ -1,0 +1,128 @@
+"""What the contract tests use to talk to the running api: an HTTPS client, organizations and
+members (a user with a key of one role), and the paging walk every list test relies on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import requests
+
+MISSING_KEY = "API key is required. Pass it via the x-api-key header."
+INVALID_KEY = "Invalid API key."
+
+
+@dataclass
+class Member:
+    """A user of an organization and the API key issued to it (``key`` is the full secret string)."""
+
+    user_id: str
+    email: str
+    role: str
+    key: str
+    key_row_id: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.key}
+
+
+@dataclass
+class Org:
+    id: str
+    name: str
+    admin: Member
+    user: Member
+    viewer: Member
+    add_member: Callable[[str, str], Member] = field(repr=False)
+
+    def member(self, role: str, email: str) -> Member:
+        """Another user of this organization with a key of ``role``."""
+        return self.add_member(role, email)
+
+
+KeyLike = Member | str | None
+
+
+class Api:
+    """HTTPS calls to ``{base_url}{path}``, verified against the test CA, with a key of choice."""
+
+    def __init__(self, origin: str, ca_file: str, prefix: str = "/external/v1"):
+        self.origin = origin
+        self.base_url = origin + prefix
+        self.ca_file = ca_file
+        self.session = requests.Session()
+        self.session.trust_env = False  # neither a proxy nor REQUESTS_CA_BUNDLE may stand in for the test CA
+
+    def call(self, method: str, path: str, key: KeyLike = None, *, absolute: bool = False, **kwargs: Any) -> requests.Response:
+        headers = dict(kwargs.pop("headers", None) or {})
+        if isinstance(key, Member):
+            headers["x-api-key"] = key.key
+        elif isinstance(key, str):
+            headers["x-api-key"] = key
+        kwargs.setdefault("timeout", 60)
+        kwargs.setdefault("verify", self.ca_file)
+        url = (self.origin if absolute else self.base_url) + path
+        return self.session.request(method, url, headers=headers, **kwargs)
+
+    def get(self, path: str, key: KeyLike = None, **kwargs: Any) -> requests.Response:
+        return self.call("GET", path, key, **kwargs)
+
+    def post(self, path: str, key: KeyLike = None, **kwargs: Any) -> requests.Response:
+        return self.call("POST", path, key, **kwargs)
+
+    def patch(self, path: str, key: KeyLike = None, **kwargs: Any) -> requests.Response:
+        return self.call("PATCH", path, key, **kwargs)
+
+    def put(self, path: str, key: KeyLike = None, **kwargs: Any) -> requests.Response:
+        return self.call("PUT", path, key, **kwargs)
+
+    def delete(self, path: str, key: KeyLike = None, **kwargs: Any) -> requests.Response:
+        return self.call("DELETE", path, key, **kwargs)
+
+    def ok(self, method: str, path: str, key: KeyLike, *, status: int | tuple[int, ...] = (200, 201), **kwargs: Any) -> Any:
+        """The JSON body of a call that must succeed; a failure shows the server's problem details."""
+        resp = self.call(method, path, key, **kwargs)
+        expected = (status,) if isinstance(status, int) else status
+        assert resp.status_code in expected, f"{method} {path} -> {resp.status_code}: {resp.text[:2000]}"
+        return resp.json() if resp.content else None
+
+    def pages(self, path: str, key: KeyLike, items_property: str, *, limit: int | None = None,
+              params: dict[str, Any] | None = None, max_pages: int = 1000) -> Iterator[list[dict]]:
+        """Each page of a cursor-paged list, checking the envelope on every page."""
+        query = dict(params or {})
+        if limit is not None:
+            query["limit"] = limit
+        cursor = None
+        for _ in range(max_pages):
+            resp = self.get(path, key, params={**query, **({"cursor": cursor} if cursor else {})})
+            assert resp.status_code == 200, f"GET {path} -> {resp.status_code}: {resp.text[:2000]}"
+            body = resp.json()
+            assert "nextCursor" in body, f"nextCursor missing from {path}: {sorted(body)}"
+            assert isinstance(body[items_property], list)
+            if limit is not None:
+                assert len(body[items_property]) <= limit
+            yield body[items_property]
+            cursor = body["nextCursor"]
+            if cursor is None:
+                return
+            assert isinstance(cursor, str) and cursor
+        raise AssertionError(f"{path}: more than {max_pages} pages")
+
+    def walk(self, path: str, key: KeyLike, items_property: str, **kwargs: Any) -> list[dict]:
+        """Every item of the list, first page to the page whose nextCursor is null."""
+        return [item for page in self.pages(path, key, items_property, **kwargs) for item in page]
+
+
+def assert_problem(resp: requests.Response, status: int, code: str | None = None) -> dict:
+    """An error response: the status, a problem-details JSON body carrying ``code`` and the request id."""
+    assert resp.status_code == status, f"expected {status}, got {resp.status_code}: {resp.text[:2000]}"
+    assert resp.headers["content-type"].startswith("application/problem+json"), resp.headers["content-type"]
+    body = resp.json()
+    assert body["status"] == status
+    assert isinstance(body["code"], str) and body["code"]
+    if code is not None:
+        assert body["code"] == code, body
+    assert body["requestId"] == resp.headers["X-Request-Id"]
+    return body

@@ -1,0 +1,68 @@
+"""Organizations, users and keys made the way an operator makes them: the ``dealpricing-admin``
+command line, run as a subprocess against the same database and pepper as the server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from contract_client import Member, Org
+
+ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
+ROLE_LABELS = {"admin": "admin", "user": "user", "view only": "viewer"}
+
+
+class Admin:
+    def __init__(self, env: dict[str, str]):
+        self._env = env
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([ADMIN_CLI, *args], env=self._env, capture_output=True, text=True, timeout=60)
+
+    def json(self, *args: str) -> dict[str, Any]:
+        done = self.run(*args, "--json")
+        assert done.returncode == 0, f"dealpricing-admin {' '.join(args)} -> {done.returncode}: {done.stderr}"
+        return json.loads(done.stdout)
+
+    def create_org(self, name: str) -> dict[str, Any]:
+        return self.json("orgs", "create", "--name", name)
+
+    def create_user(self, org_id: str, email: str, name: str, role: str) -> dict[str, Any]:
+        return self.json("users", "create", "--org", org_id, "--email", email, "--name", name, "--role", role)
+
+    def create_key(self, org_id: str, user_id: str, role: str, name: str) -> dict[str, Any]:
+        return self.json("keys", "create", "--org", org_id, "--user", user_id, "--role", role, "--name", name)
+
+    def rotate_key(self, key_row_id: str) -> dict[str, Any]:
+        return self.json("keys", "rotate", "--key", key_row_id)
+
+    def revoke_key(self, key_row_id: str) -> None:
+        done = self.run("keys", "revoke", "--key", key_row_id)
+        assert done.returncode == 0, f"dealpricing-admin keys revoke -> {done.returncode}: {done.stderr}"
+
+    def member(self, org_id: str, role: str, email: str) -> Member:
+        """A user of the organization with a key of the same role."""
+        user = self.create_user(org_id, email, email.split("@")[0], role)
+        key = self.create_key(org_id, user["id"], role, f"{email} integration")
+        assert key["key"].startswith("dps_")
+        return Member(user["id"], email, role, key["key"], key["id"])
+
+    def organization(self, name: str) -> Org:
+        """An organization with one admin, one user and one view-only member, each with a key."""
+        org = self.create_org(name)
+        slug = name.lower().replace(" ", "-")
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            members = dict(
+                zip(
+                    ROLE_LABELS.values(),
+                    pool.map(lambda role: self.member(org["id"], role, f"{ROLE_LABELS[role]}@{slug}.example"), ROLE_LABELS),
+                )
+            )
+        return Org(
+            org["id"], org["name"], members["admin"], members["user"], members["viewer"],
+            add_member=lambda role, email: self.member(org["id"], role, email),
+        )

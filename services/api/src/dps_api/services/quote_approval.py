@@ -1,0 +1,70 @@
+"""What the approvals work needs from a quote, inside the approvals use case's own transaction.
+
+The approvals work owns the state machine (which transitions are allowed, by whom); these helpers
+only read the facts its rules evaluate, set the status it decides, and write the event. They never
+commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy.orm import Session
+
+from dps_api.services.outbox import record_event
+from dps_api.services.quote_records import STATUSES, find_quote, snapshot
+
+
+@dataclass(frozen=True)
+class QuoteFacts:
+    quote_id: UUID
+    owner_user_id: UUID
+    status: str
+    currency: str
+    total_contract_value: Decimal
+    max_discount_percent: Decimal
+    subscription_term_months: int
+    locked_below_list: bool
+    line_count: int
+
+
+def lock_quote_facts(session: Session, organization_id: UUID, quote_id: UUID) -> QuoteFacts:
+    """Locks the quote row (SELECT ... FOR UPDATE) until the caller's transaction ends, so no edit
+    can slip in between evaluating the rules and changing the status. NotFound for an unknown quote
+    or another organization's."""
+    quote = find_quote(session, organization_id, quote_id, lock=True)
+    return QuoteFacts(
+        quote_id=quote.id,
+        owner_user_id=quote.owner_user_id,
+        status=quote.status,
+        currency=quote.currency,
+        total_contract_value=quote.total_contract_value,
+        max_discount_percent=quote.max_discount_percent,
+        subscription_term_months=quote.subscription_term_months,
+        locked_below_list=quote.locked_below_list,
+        line_count=quote.line_count,
+    )
+
+
+def change_quote_status(
+    session: Session, organization_id: UUID, quote_id: UUID, status: str, now: datetime, event_type: str
+) -> dict[str, Any]:
+    """Sets the status (DRAFT / PENDING_APPROVAL / APPROVED / REJECTED), writes `event_type` (e.g. quote.submitted,
+    quote.approved, quote.rejected, quote.recalled) to the outbox with the quote snapshot, returns the snapshot."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown quote status {status!r}")
+    quote = find_quote(session, organization_id, quote_id, lock=True)
+    quote.status = status
+    quote.updated_at = now
+    view = snapshot(session, quote)
+    record_event(session, event_type, organization_id, view, now)
+    return view
+
+
+def quote_snapshot(session: Session, organization_id: UUID, quote_id: UUID) -> dict[str, Any]:
+    """The rendered quote with its lines and totals, as GET /pricing-quotes/{id} returns it."""
+    return snapshot(session, find_quote(session, organization_id, quote_id))

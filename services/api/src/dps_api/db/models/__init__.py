@@ -4,3 +4,4 @@ from dps_api.db.models import identity, outbox  # noqa: F401
 from dps_api.db.models import opportunities  # noqa: F401
 from dps_api.db.models import catalog  # noqa: F401
 from dps_api.db.models import quotes  # noqa: F401
+from dps_api.db.models import approvals  # noqa: F401

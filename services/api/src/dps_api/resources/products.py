@@ -1,0 +1,143 @@
+"""``/products``: the list (admin keys also get inactive products and cost), reads of the current and
+of a pinned version, create, and partial update (a new version)."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.errors import not_found
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging, QueryParam
+from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.params import path_id, query_bool
+
+from dps_api.context import AppContext
+from dps_api.schemas.catalog import Product, ProductCreate, ProductList, ProductUpdate
+from dps_api.services.catalog import CatalogService
+
+TAG = "Catalog"
+PAGING = Paging(default=100, maximum=500, items_property="products")
+_VISIBILITY = (
+    "Keys with `products:cost` (admin) also see inactive products and the `cost` field; "
+    "other keys see active products only, without cost."
+)
+
+
+def _position(product: dict) -> list:
+    return [product["id"]]
+
+
+def _as_is(product: dict) -> dict:
+    return product
+
+
+class ProductsResource:
+    operations = {
+        "GET": Operation(
+            summary="List products (stable order).",
+            scope=Scope.PRODUCTS_READ,
+            response=ProductList,
+            paging=PAGING,
+            query=(QueryParam("active", {"type": "boolean"}, "Only active (true) or inactive (false) products."),),
+            tag=TAG,
+            description=_VISIBILITY,
+            extra_scopes=(Scope.PRODUCTS_COST,),
+            operation_id="listProducts",
+        ),
+        "POST": Operation(
+            summary="Create a product (version 1).",
+            scope=Scope.PRODUCTS_WRITE,
+            response=Product,
+            body=ProductCreate,
+            status=201,
+            errors=(409,),
+            tag=TAG,
+            description="409 `spec_id_taken` when the specId is in use. A locked product needs "
+            "`locked-prices:write`, cost data `products:cost`.",
+            extra_scopes=(Scope.LOCKED_PRICES_WRITE, Scope.PRODUCTS_COST),
+            operation_id="createProduct",
+        ),
+    }
+
+    def __init__(self, service: CatalogService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        active = query_bool(req, "active")
+        scope = cursor_scope(req, {"active": active})
+        page = page_request(req, PAGING, self._cursors, scope)
+        items = self._service.list_products(req.context.principal, page, active)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope, _position, _as_is)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, ProductCreate)
+        resp.media = self._service.create_product(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class ProductResource:
+    operations = {
+        "GET": Operation(
+            summary="Get a product's current version.",
+            scope=Scope.PRODUCTS_READ,
+            response=Product,
+            tag=TAG,
+            description=_VISIBILITY + " An inactive product is a 404 for them.",
+            extra_scopes=(Scope.PRODUCTS_COST,),
+            operation_id="getProduct",
+        ),
+        "PATCH": Operation(
+            summary="Update a product; only the fields sent change, and any change makes a new version.",
+            scope=Scope.PRODUCTS_WRITE,
+            response=Product,
+            body=ProductUpdate,
+            tag=TAG,
+            description="Changing `locked`, or the list prices or tiers of a locked product, needs "
+            "`locked-prices:write`; cost data needs `products:cost`. Earlier versions stay readable at "
+            "`/products/{productId}/versions/{version}`.",
+            extra_scopes=(Scope.LOCKED_PRICES_WRITE, Scope.PRODUCTS_COST),
+            operation_id="updateProduct",
+        ),
+    }
+
+    def __init__(self, service: CatalogService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
+        resp.media = self._service.get_product(req.context.principal, path_id(product_id, "Product"))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
+        target = path_id(product_id, "Product")
+        body = parse_body(req, ProductUpdate)
+        resp.media = self._service.update_product(req.context.principal, target, body)
+
+
+class ProductVersionResource:
+    operations = {
+        "GET": Operation(
+            summary="Get one immutable version of a product (as pinned by quotes).",
+            scope=Scope.PRODUCTS_READ,
+            response=Product,
+            tag=TAG,
+            description=_VISIBILITY + " They get a 404 unless the product and that version are active.",
+            extra_scopes=(Scope.PRODUCTS_COST,),
+            operation_id="getProductVersion",
+        ),
+    }
+
+    def __init__(self, service: CatalogService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, product_id: str, version: str) -> None:
+        target = path_id(product_id, "Product version")
+        if not version.isdigit() or len(version) > 9:  # a malformed version names nothing: 404
+            raise not_found("Product version")
+        resp.media = self._service.get_product_version(req.context.principal, target, int(version))
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = CatalogService(ctx.tx, ctx.now)
+    api.add("/products", ProductsResource(service, ctx.cursors))
+    api.add("/products/{product_id}", ProductResource(service))
+    api.add("/products/{product_id}/versions/{version}", ProductVersionResource(service))

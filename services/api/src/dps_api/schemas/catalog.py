@@ -1,0 +1,229 @@
+"""Request and response bodies of ``/products`` and ``/pricebooks``.
+
+Prices are maps of ISO 4217 code to a non-negative decimal string with no more decimals than the
+currency's minor units (JPY 0, USD 2, KWD 3); they are stored and shown at exactly those units.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Literal
+from uuid import UUID
+
+import iso4217
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
+
+PriceModel = Literal["FLAT", "PER_UNIT", "TIERED", "RAMPED", "HOURLY", "ONE_TIME_FEE"]
+PriceFrequency = Literal["MONTHLY", "QUARTERLY", "SEMI_ANNUAL", "ANNUAL", "ONE_TIME"]
+
+
+# --- money rules, also used by the services for values checked against stored state -----------------
+
+
+def currency_problem(code: str) -> str | None:
+    """Why ``code`` cannot price anything, or None."""
+    try:
+        exponent = iso4217.Currency(code).exponent
+    except ValueError:
+        return f"{code} is not an ISO 4217 currency code"
+    if exponent is None:  # funds, precious metals, XXX
+        return f"{code} has no minor units and cannot be used for prices"
+    return None
+
+
+def amount_problem(currency: str, amount: Decimal) -> str | None:
+    """Why ``amount`` is not a valid price in ``currency``, or None (the currency must be valid)."""
+    if amount < 0:
+        return f"{currency} amount must not be negative"
+    exponent = iso4217.Currency(currency).exponent
+    if -amount.as_tuple().exponent > exponent:
+        return f"{currency} amount {amount} has more decimal places than {currency} allows ({exponent})"
+    return None
+
+
+def format_amount(currency: str, amount: Decimal) -> str:
+    """A valid amount at exactly the currency's minor units: ``"100"`` USD -> ``"100.00"``."""
+    return format(amount.quantize(Decimal(1).scaleb(-iso4217.Currency(currency).exponent)), "f")
+
+
+def _currency(code: str) -> str:
+    problem = currency_problem(code)
+    if problem:
+        raise ValueError(problem)
+    return code
+
+
+def _prices(prices: dict[str, str]) -> dict[str, str]:
+    normalized = {}
+    for currency, raw in prices.items():
+        _currency(currency)
+        amount = Decimal(raw)
+        problem = amount_problem(currency, amount)
+        if problem:
+            raise ValueError(problem)
+        normalized[currency] = format_amount(currency, amount)
+    return normalized
+
+
+class TierIn(RequestModel):
+    upTo: DecimalString | None = Field(
+        default=None, description="Upper bound of the quantity (inclusive); null on the last, open tier."
+    )
+    unitPrice: DecimalString
+
+
+def _tiers(tiers: dict[str, list[TierIn]]) -> dict[str, list[dict[str, str | None]]]:
+    normalized = {}
+    for currency, steps in tiers.items():
+        _currency(currency)
+        if not steps:
+            raise ValueError(f"{currency} tiers must not be empty")
+        previous = Decimal(0)
+        rendered = []
+        for index, tier in enumerate(steps):
+            last = index == len(steps) - 1
+            if (tier.upTo is None) != last:
+                raise ValueError(f"{currency} tiers: only the last tier, and always the last, has upTo null")
+            if tier.upTo is not None:
+                up_to = Decimal(tier.upTo)
+                if up_to <= previous:
+                    raise ValueError(f"{currency} tiers: upTo must be positive and increase from tier to tier")
+                previous = up_to
+            price = Decimal(tier.unitPrice)
+            problem = amount_problem(currency, price)
+            if problem:
+                raise ValueError(problem)
+            up_to_text = None if tier.upTo is None else format(Decimal(tier.upTo).normalize(), "f")
+            rendered.append({"upTo": up_to_text, "unitPrice": format_amount(currency, price)})
+        normalized[currency] = rendered
+    return normalized
+
+
+_PRICES_DOC = "Currency code -> decimal string at the currency's minor units, e.g. {\"USD\": \"100.00\"}."
+Prices = Annotated[dict[CurrencyCode, DecimalString], AfterValidator(_prices), Field(description=_PRICES_DOC)]
+Tiers = Annotated[
+    dict[CurrencyCode, list[TierIn]],
+    AfterValidator(_tiers),
+    Field(
+        description="TIERED only, volume tiers per currency (the tier holding the quantity sets the unit "
+        "price), upTo increasing, the last tier open (upTo null); same currencies as listPrices."
+    ),
+]
+Currency = Annotated[CurrencyCode, AfterValidator(_currency)]
+SpecId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100, pattern=r"^\S+$"),
+    Field(description="Stable across versions; unique within the organization; no whitespace."),
+]
+
+# --- products ---------------------------------------------------------------------------------------
+
+
+class ProductCreate(RequestModel):
+    specId: SpecId
+    name: Name
+    shortName: Name | None = None
+    active: bool = True
+    priceModel: PriceModel
+    priceFrequency: PriceFrequency | None = Field(
+        default=None, description="Defaults to ONE_TIME for ONE_TIME_FEE products (the only ones using it), else MONTHLY."
+    )
+    listPrices: Prices = Field(default_factory=dict)
+    tiers: Tiers | None = None
+    locked: bool = Field(default=False, description="Non-admin keys cannot negotiate below list. Needs locked-prices:write.")
+    cost: Prices | None = Field(default=None, description="Unit cost per currency. Admin keys only.")
+
+
+class ProductUpdate(RequestModel):
+    """Partial: only the fields sent change, and any change makes a new version. Nullable fields
+    (shortName, tiers, cost) are cleared with null; an explicit null elsewhere is a 400."""
+
+    specId: SpecId = Field(default=None, description="Cannot change; accepted only when equal to the current one.")
+    name: Name = Field(default=None)
+    shortName: Name | None = None
+    active: bool = Field(default=None)
+    priceModel: PriceModel = Field(default=None, description="Leaving TIERED drops the tiers unless tiers are sent.")
+    priceFrequency: PriceFrequency = Field(default=None)
+    listPrices: Prices = Field(default=None, description="Replaces all list prices. " + _PRICES_DOC)
+    tiers: Tiers | None = None
+    locked: bool = Field(default=None)
+    cost: Prices | None = None
+
+
+class TierOut(BaseModel):
+    upTo: str | None
+    unitPrice: str
+
+
+class Product(ResponseModel):
+    id: str
+    specId: str
+    version: int
+    name: str
+    shortName: str | None
+    active: bool
+    priceModel: PriceModel
+    priceFrequency: PriceFrequency
+    listPrices: dict[str, str]
+    tiers: dict[str, list[TierOut]]
+    locked: bool
+    cost: dict[str, str] | None = Field(default=None, description="Present for admin keys only.")
+    createdAt: datetime
+    updatedAt: datetime = Field(description="When this version was made.")
+
+
+class ProductList(ResponseModel):
+    products: list[Product]
+    nextCursor: str | None
+
+
+# --- pricebooks -------------------------------------------------------------------------------------
+
+
+class PricebookEntryIn(RequestModel):
+    productId: UUID
+    unitPrice: DecimalString = Field(description="In the pricebook's currency, at its minor units.")
+
+
+class PricebookCreate(RequestModel):
+    name: Name
+    currency: Currency
+    active: bool = True
+    assignedUserIds: list[UUID] = Field(default_factory=list, description="Users who may price quotes with it.")
+    entries: list[PricebookEntryIn] = Field(default_factory=list, description="At most one entry per product.")
+
+
+class PricebookUpdate(RequestModel):
+    """Partial: only the fields sent change, and any change makes a new version. Lists are replaced
+    as a whole."""
+
+    name: Name = Field(default=None)
+    currency: Currency = Field(default=None)
+    active: bool = Field(default=None)
+    assignedUserIds: list[UUID] = Field(default=None)
+    entries: list[PricebookEntryIn] = Field(default=None, description="Replaces all entries.")
+
+
+class PricebookEntryOut(BaseModel):
+    productId: str
+    unitPrice: str
+
+
+class Pricebook(ResponseModel):
+    id: str
+    version: int
+    name: str
+    currency: str
+    active: bool
+    assignedUserIds: list[str]
+    entries: list[PricebookEntryOut]
+    createdAt: datetime
+    updatedAt: datetime = Field(description="When this version was made.")
+
+
+class PricebookList(ResponseModel):
+    pricebooks: list[Pricebook]
+    nextCursor: str | None

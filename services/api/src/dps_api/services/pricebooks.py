@@ -1,0 +1,246 @@
+"""Pricebooks: a product's unit price in one currency, per version, and the users who may use it.
+
+Every change makes a new immutable version (``pricebook_versions`` + its ``pricebook_entries``), so
+a quote that pinned a version keeps its prices. Who may use a pricebook for pricing is decided by
+``catalog_lookup.pin_pricebook``; every key with ``pricebooks:read`` may read all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import delete, insert, select, tuple_
+from sqlalchemy.orm import Session
+
+from dps_common.auth.principal import Principal
+from dps_common.db import Transactions
+from dps_common.errors import not_found
+from dps_common.http.paging import PageRequest
+
+from dps_api.db.models.catalog import Pricebook, PricebookEntry, PricebookUser, PricebookVersion, Product
+from dps_api.db.models.identity import User
+from dps_api.db.paging import keyset
+from dps_api.schemas.catalog import PricebookCreate, PricebookEntryIn, PricebookUpdate, amount_problem, format_amount
+from dps_api.services.catalog import invalid
+from dps_api.services.outbox import record_event
+
+_VERSIONED = {"name": "name", "currency": "currency", "active": "active"}
+
+
+class PricebookService:
+    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+        self._tx = tx
+        self._now = now
+
+    def list_pricebooks(self, principal: Principal, page: PageRequest, active: bool | None) -> list[dict[str, Any]]:
+        """``limit + 1`` pricebooks after the page's position, id ascending, each with its entries."""
+        stmt = select(Pricebook).where(Pricebook.organization_id == principal.organization_id)
+        if active is not None:
+            stmt = stmt.where(Pricebook.active.is_(active))
+        with self._tx.read() as session:
+            pricebooks = list(session.scalars(keyset(stmt, [Pricebook.id], page, convert=[UUID])))
+            return _render_all(session, pricebooks)
+
+    def get_pricebook(self, principal: Principal, pricebook_id: UUID) -> dict[str, Any]:
+        with self._tx.read() as session:
+            pricebook = _find(session, principal, pricebook_id)
+            return _render_all(session, [pricebook])[0]
+
+    def create_pricebook(self, principal: Principal, body: PricebookCreate) -> dict[str, Any]:
+        with self._tx() as session:
+            entries = _checked_entries(session, principal, body.currency, body.entries)
+            user_ids = _checked_users(session, principal, body.assignedUserIds)
+            now = self._now()
+            pricebook = Pricebook(
+                organization_id=principal.organization_id,
+                version=1,
+                name=body.name,
+                currency=body.currency,
+                active=body.active,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(pricebook)
+            session.flush()
+            _save_version(session, pricebook, entries)
+            _assign(session, pricebook.id, user_ids)
+            snapshot = _render(pricebook, entries, user_ids)
+            record_event(session, "pricebook.created", principal.organization_id, snapshot, now)
+        return snapshot
+
+    def update_pricebook(self, principal: Principal, pricebook_id: UUID, body: PricebookUpdate) -> dict[str, Any]:
+        """Any change makes version + 1 and a ``pricebook.updated`` event; no change, no version."""
+        sent = body.model_fields_set
+        with self._tx() as session:
+            pricebook = _find(session, principal, pricebook_id, for_update=True)
+            changes = {attr: getattr(body, f) for f, attr in _VERSIONED.items() if f in sent}
+            changes = {attr: v for attr, v in changes.items() if v != getattr(pricebook, attr)}
+            currency = changes.get("currency", pricebook.currency)
+            current_entries = _entries_of(session, [(pricebook.id, pricebook.version)])[pricebook.id]
+            if "entries" in sent:
+                entries = _checked_entries(session, principal, currency, body.entries)
+            else:
+                entries = current_entries
+                _check_amounts(currency, entries, "currency")
+            current_users = _users_of(session, [pricebook.id])[pricebook.id]
+            users = _checked_users(session, principal, body.assignedUserIds) if "assignedUserIds" in sent else current_users
+            if not changes and entries == current_entries and users == current_users:
+                return _render(pricebook, entries, users)
+            now = self._now()
+            for attr, value in changes.items():
+                setattr(pricebook, attr, value)
+            pricebook.version += 1
+            pricebook.updated_at = now
+            session.flush()
+            _save_version(session, pricebook, entries)
+            if users != current_users:
+                session.execute(delete(PricebookUser).where(PricebookUser.pricebook_id == pricebook.id))
+                _assign(session, pricebook.id, users)
+            snapshot = _render(pricebook, entries, users)
+            record_event(session, "pricebook.updated", principal.organization_id, snapshot, now)
+        return snapshot
+
+
+def _find(session: Session, principal: Principal, pricebook_id: UUID, *, for_update: bool = False) -> Pricebook:
+    stmt = select(Pricebook).where(
+        Pricebook.id == pricebook_id, Pricebook.organization_id == principal.organization_id
+    )
+    pricebook = session.scalar(stmt.with_for_update() if for_update else stmt)
+    if pricebook is None:
+        raise not_found("Pricebook")
+    return pricebook
+
+
+def _check_amounts(currency: str, entries: dict[UUID, Decimal], field: str) -> None:
+    errors = [(field, f"entry for product {pid}: {p}") for pid, a in entries.items() if (p := amount_problem(currency, a))]
+    if errors:
+        raise invalid(errors)
+
+
+def _checked_entries(
+    session: Session, principal: Principal, currency: str, entries: list[PricebookEntryIn]
+) -> dict[UUID, Decimal]:
+    """product id -> unit price, each price valid in ``currency``, each product the organization's."""
+    errors, prices = [], {}
+    for index, entry in enumerate(entries):
+        amount = Decimal(entry.unitPrice)
+        if entry.productId in prices:
+            errors.append((f"entries[{index}].productId", "the product already has an entry"))
+        elif problem := amount_problem(currency, amount):
+            errors.append((f"entries[{index}].unitPrice", problem))
+        prices[entry.productId] = amount
+    if prices:
+        known = set(
+            session.scalars(
+                select(Product.id).where(
+                    Product.organization_id == principal.organization_id, Product.id.in_(list(prices))
+                )
+            )
+        )
+        errors += [
+            (f"entries[{index}].productId", "no such product in this organization")
+            for index, entry in enumerate(entries)
+            if entry.productId not in known
+        ]
+    if errors:
+        raise invalid(errors)
+    return dict(sorted(prices.items()))
+
+
+def _checked_users(session: Session, principal: Principal, user_ids: list[UUID]) -> list[UUID]:
+    wanted = sorted(set(user_ids))
+    if not wanted:
+        return []
+    known = set(
+        session.scalars(select(User.id).where(User.organization_id == principal.organization_id, User.id.in_(wanted)))
+    )
+    errors = [
+        (f"assignedUserIds[{index}]", "no such user in this organization")
+        for index, user_id in enumerate(user_ids)
+        if user_id not in known
+    ]
+    if errors:
+        raise invalid(errors)
+    return wanted
+
+
+def _save_version(session: Session, pricebook: Pricebook, entries: dict[UUID, Decimal]) -> None:
+    session.add(
+        PricebookVersion(
+            pricebook_id=pricebook.id,
+            version=pricebook.version,
+            organization_id=pricebook.organization_id,
+            name=pricebook.name,
+            currency=pricebook.currency,
+            active=pricebook.active,
+            created_at=pricebook.updated_at,
+        )
+    )
+    session.flush()
+    if entries:
+        session.execute(
+            insert(PricebookEntry),
+            [
+                {"pricebook_id": pricebook.id, "version": pricebook.version, "product_id": pid, "unit_price": price}
+                for pid, price in entries.items()
+            ],
+        )
+
+
+def _assign(session: Session, pricebook_id: UUID, user_ids: list[UUID]) -> None:
+    if user_ids:
+        session.execute(insert(PricebookUser), [{"pricebook_id": pricebook_id, "user_id": u} for u in user_ids])
+
+
+def _entries_of(session: Session, keys: list[tuple[UUID, int]]) -> dict[UUID, dict[UUID, Decimal]]:
+    """Each pricebook's entries (product id -> unit price, product id ascending) at the given version."""
+    found: dict[UUID, dict[UUID, Decimal]] = {pricebook_id: {} for pricebook_id, _ in keys}
+    if keys:
+        rows = session.execute(
+            select(PricebookEntry.pricebook_id, PricebookEntry.product_id, PricebookEntry.unit_price)
+            .where(tuple_(PricebookEntry.pricebook_id, PricebookEntry.version).in_(keys))
+            .order_by(PricebookEntry.pricebook_id, PricebookEntry.product_id)
+        )
+        for pricebook_id, product_id, price in rows:
+            found[pricebook_id][product_id] = price
+    return found
+
+
+def _users_of(session: Session, pricebook_ids: list[UUID]) -> dict[UUID, list[UUID]]:
+    found: dict[UUID, list[UUID]] = {pricebook_id: [] for pricebook_id in pricebook_ids}
+    if pricebook_ids:
+        rows = session.execute(
+            select(PricebookUser.pricebook_id, PricebookUser.user_id)
+            .where(PricebookUser.pricebook_id.in_(pricebook_ids))
+            .order_by(PricebookUser.pricebook_id, PricebookUser.user_id)
+        )
+        for pricebook_id, user_id in rows:
+            found[pricebook_id].append(user_id)
+    return found
+
+
+def _render_all(session: Session, pricebooks: list[Pricebook]) -> list[dict[str, Any]]:
+    """Renders a page with two queries in all (entries, users), never one per pricebook."""
+    entries = _entries_of(session, [(p.id, p.version) for p in pricebooks])
+    users = _users_of(session, [p.id for p in pricebooks])
+    return [_render(p, entries[p.id], users[p.id]) for p in pricebooks]
+
+
+def _render(pricebook: Pricebook, entries: dict[UUID, Decimal], user_ids: Iterable[UUID]) -> dict[str, Any]:
+    return {
+        "id": str(pricebook.id),
+        "version": pricebook.version,
+        "name": pricebook.name,
+        "currency": pricebook.currency,
+        "active": pricebook.active,
+        "assignedUserIds": [str(user_id) for user_id in user_ids],
+        "entries": [
+            {"productId": str(pid), "unitPrice": format_amount(pricebook.currency, price)} for pid, price in entries.items()
+        ],
+        "createdAt": pricebook.created_at,
+        "updatedAt": pricebook.updated_at,
+    }

@@ -1,0 +1,87 @@
+"""The demo seed against the test database: it produces the demo objects through the API, and
+seeding again changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from dps_api.db.models.identity import ApiKey
+from dps_api.seed import DEAL_GROUP, OPPORTUNITIES, ORGANIZATION, PRODUCTS, USERS, seed_demo
+
+
+@pytest.fixture
+def first(app):
+    return seed_demo(app)
+
+
+@pytest.fixture
+def viewer(first, identity):
+    """A view-only key of the demo organization, to look at the seed through the API."""
+    key = identity.issue_key(first.organization_id, first.users["viewer"], "view only", "test")
+    return {"x-api-key": key.secret}
+
+
+@pytest.fixture
+def admin(first, identity):
+    key = identity.issue_key(first.organization_id, first.users["admin"], "admin", "test")
+    return {"x-api-key": key.secret}
+
+
+def walk(client, path, collection, headers, **params):
+    items, params = [], {**params, "limit": 500}
+    while True:
+        page = client.simulate_get("/external/v1" + path, headers=headers, params=params)
+        assert page.status_code == 200, page.text
+        items += page.json[collection]
+        if page.json["nextCursor"] is None:
+            return items
+        params["cursor"] = page.json["nextCursor"]
+
+
+def test_the_demo_organization_and_its_users(client, first, identity, viewer):
+    assert client.simulate_get("/external/v1/whoami", headers=viewer).json["organization"]["name"] == ORGANIZATION
+    users = {u.email: u.role for u in identity.list_users(first.organization_id)}
+    assert users == {email: role for email, _, role in USERS.values()}
+    assert {"admin", "user", "view only"} <= set(users.values())
+
+
+def test_the_catalog_and_pricebook(client, first, admin, viewer):
+    products = {p["specId"]: p for p in walk(client, "/products", "products", admin)}
+    assert set(products) == {p["specId"] for p in PRODUCTS}
+    assert products["API-CALLS"]["priceModel"] == "TIERED" and products["API-CALLS"]["tiers"]["USD"]
+    assert products["ONBOARDING"]["priceModel"] == "ONE_TIME_FEE"
+    assert products["PREMIUM-SUPPORT"]["locked"] is True
+    assert products["LEGACY-REPORTS"]["active"] is False
+    assert "LEGACY-REPORTS" not in {p["specId"] for p in walk(client, "/products", "products", viewer)}
+    (pricebook,) = walk(client, "/pricebooks", "pricebooks", admin)
+    assert pricebook["id"] == first.pricebook_id and str(first.users["rep"]) in pricebook["assignedUserIds"]
+    assert {e["productId"] for e in pricebook["entries"]} == {
+        products[s]["id"] for s in products if products[s]["active"]
+    }
+
+
+def test_opportunities_and_deal_group(client, first, viewer):
+    opportunities = {o["crmId"]: o for o in walk(client, "/opportunities", "opportunities", viewer)}
+    assert set(opportunities) == {o["crmId"] for o in OPPORTUNITIES}
+    assert {o["ownerUserId"] for o in opportunities.values()} == {str(first.users["rep"])}
+    first_member = opportunities[DEAL_GROUP["crmIds"][0]]["id"]
+    groups = client.simulate_get("/external/v1/deal-groups", headers=viewer, params={"opportunityId": first_member})
+    (group,) = groups.json["dealGroups"]
+    assert group["name"] == DEAL_GROUP["name"]
+    assert sorted(group["opportunityIds"]) == sorted(opportunities[c]["id"] for c in DEAL_GROUP["crmIds"])
+
+
+def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first, tx):
+    assert first.created > 0 and first.kept == 0
+    again = seed_demo(app)
+    assert again.created == 0 and again.kept == first.created
+    assert (again.organization_id, again.users, again.products, again.opportunities) == (
+        first.organization_id, first.users, first.products, first.opportunities
+    )
+    assert (again.pricebook_id, again.deal_group_id) == (first.pricebook_id, first.deal_group_id)
+    with tx() as session:
+        active_seed_keys = session.scalar(
+            select(func.count()).where(ApiKey.organization_id == first.organization_id, ApiKey.status == "active")
+        )
+    assert active_seed_keys == 0

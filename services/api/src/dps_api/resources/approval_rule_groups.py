@@ -1,0 +1,112 @@
+"""``/approval-rule-groups``: ordered, named sets of rules; each is one step of the approval chain (admin only)."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging
+from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.params import path_id
+
+from dps_api.context import AppContext
+from dps_api.schemas.approval_config import (
+    ApprovalRuleGroup,
+    ApprovalRuleGroupCreate,
+    ApprovalRuleGroupList,
+    ApprovalRuleGroupUpdate,
+)
+from dps_api.services.approval_config import ApprovalConfigService
+
+TAG = "Approval configuration"
+PAGING = Paging(default=100, maximum=500, items_property="approvalRuleGroups")
+WHAT = "Approval rule group"
+
+
+class ApprovalRuleGroupsResource:
+    operations = {
+        "GET": Operation(
+            summary="List approval rule groups (stable order).",
+            scope=Scope.APPROVAL_RULES_READ,
+            response=ApprovalRuleGroupList,
+            paging=PAGING,
+            tag=TAG,
+            operation_id="listApprovalRuleGroups",
+        ),
+        "POST": Operation(
+            summary="Create an approval rule group (a step of the approval chain).",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            response=ApprovalRuleGroup,
+            body=ApprovalRuleGroupCreate,
+            status=201,
+            tag=TAG,
+            description="Steps run in ascending position; fired rules without a rule group form a final step.",
+            operation_id="createApprovalRuleGroup",
+        ),
+    }
+
+    def __init__(self, service: ApprovalConfigService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        scope = cursor_scope(req)
+        page = page_request(req, PAGING, self._cursors, scope)
+        items = self._service.list_rule_groups(req.context.principal, page)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda g: [g["id"]], lambda g: g)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, ApprovalRuleGroupCreate)
+        resp.media = self._service.create_rule_group(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class ApprovalRuleGroupResource:
+    operations = {
+        "GET": Operation(
+            summary="Get an approval rule group.",
+            scope=Scope.APPROVAL_RULES_READ,
+            response=ApprovalRuleGroup,
+            tag=TAG,
+            operation_id="getApprovalRuleGroup",
+        ),
+        "PATCH": Operation(
+            summary="Rename or move an approval rule group; only the fields sent change.",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            response=ApprovalRuleGroup,
+            body=ApprovalRuleGroupUpdate,
+            tag=TAG,
+            operation_id="updateApprovalRuleGroup",
+        ),
+        "DELETE": Operation(
+            summary="Delete an approval rule group that no rule belongs to.",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            status=204,
+            errors=(409,),
+            tag=TAG,
+            description="409 `rule_group_in_use` (with `ruleIds`) while rules still belong to it: move or delete "
+            "them first, so no rule changes step silently.",
+            operation_id="deleteApprovalRuleGroup",
+        ),
+    }
+
+    def __init__(self, service: ApprovalConfigService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
+        resp.media = self._service.get_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
+        target = path_id(rule_group_id, WHAT)
+        body = parse_body(req, ApprovalRuleGroupUpdate)
+        resp.media = self._service.update_rule_group(req.context.principal, target, body)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
+        self._service.delete_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
+        resp.status = falcon.HTTP_204
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = ApprovalConfigService(ctx.tx, ctx.now)
+    api.add("/approval-rule-groups", ApprovalRuleGroupsResource(service, ctx.cursors))
+    api.add("/approval-rule-groups/{rule_group_id}", ApprovalRuleGroupResource(service))

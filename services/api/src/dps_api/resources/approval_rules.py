@@ -1,0 +1,108 @@
+"""``/approval-rules``: conditions on a quote that require an approval group's approval (admin only)."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging
+from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.params import path_id
+
+from dps_api.context import AppContext
+from dps_api.schemas.approval_config import ApprovalRule, ApprovalRuleCreate, ApprovalRuleList, ApprovalRuleUpdate
+from dps_api.services.approval_config import ApprovalConfigService
+
+TAG = "Approval configuration"
+PAGING = Paging(default=100, maximum=500, items_property="approvalRules")
+WHAT = "Approval rule"
+_REFERENCES = (
+    "400 names approvalGroupId / ruleGroupId when they are not the organization's, and the condition field at fault."
+)
+
+
+class ApprovalRulesResource:
+    operations = {
+        "GET": Operation(
+            summary="List approval rules (stable order; the cursor resumes by position).",
+            scope=Scope.APPROVAL_RULES_READ,
+            response=ApprovalRuleList,
+            paging=PAGING,
+            tag=TAG,
+            operation_id="listApprovalRules",
+        ),
+        "POST": Operation(
+            summary="Create an approval rule.",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            response=ApprovalRule,
+            body=ApprovalRuleCreate,
+            status=201,
+            tag=TAG,
+            description=_REFERENCES,
+            operation_id="createApprovalRule",
+        ),
+    }
+
+    def __init__(self, service: ApprovalConfigService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        scope = cursor_scope(req)
+        page = page_request(req, PAGING, self._cursors, scope)
+        items = self._service.list_rules(req.context.principal, page)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda r: [r["id"]], lambda r: r)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, ApprovalRuleCreate)
+        resp.media = self._service.create_rule(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class ApprovalRuleResource:
+    operations = {
+        "GET": Operation(
+            summary="Get an approval rule.",
+            scope=Scope.APPROVAL_RULES_READ,
+            response=ApprovalRule,
+            tag=TAG,
+            operation_id="getApprovalRule",
+        ),
+        "PATCH": Operation(
+            summary="Update an approval rule; only the fields sent change.",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            response=ApprovalRule,
+            body=ApprovalRuleUpdate,
+            tag=TAG,
+            description=_REFERENCES + " Approval requests already submitted keep the rules they snapshotted.",
+            operation_id="updateApprovalRule",
+        ),
+        "DELETE": Operation(
+            summary="Delete an approval rule; approval requests already submitted keep their snapshot of it.",
+            scope=Scope.APPROVAL_CONFIG_WRITE,
+            status=204,
+            tag=TAG,
+            operation_id="deleteApprovalRule",
+        ),
+    }
+
+    def __init__(self, service: ApprovalConfigService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
+        resp.media = self._service.get_rule(req.context.principal, path_id(rule_id, WHAT))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
+        target = path_id(rule_id, WHAT)
+        body = parse_body(req, ApprovalRuleUpdate)
+        resp.media = self._service.update_rule(req.context.principal, target, body)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
+        self._service.delete_rule(req.context.principal, path_id(rule_id, WHAT))
+        resp.status = falcon.HTTP_204
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = ApprovalConfigService(ctx.tx, ctx.now)
+    api.add("/approval-rules", ApprovalRulesResource(service, ctx.cursors))
+    api.add("/approval-rules/{rule_id}", ApprovalRuleResource(service))

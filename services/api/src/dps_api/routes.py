@@ -7,6 +7,7 @@ from dps_api.resources import whoami
 from dps_api.resources import deal_groups, opportunities
 from dps_api.resources import pricebooks, products
 from dps_api.resources import approval_groups, approval_rule_groups, approval_rules
+from dps_api.resources import quote_lines, quotes
 
 RESOURCE_MODULES = [
     whoami,
@@ -14,6 +15,7 @@ RESOURCE_MODULES = [
     deal_groups,
     products, pricebooks,
     approval_groups, approval_rules, approval_rule_groups,
+    quotes, quote_lines,
 ]
 
 

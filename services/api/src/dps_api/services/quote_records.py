@@ -1,10 +1,12 @@
-"""Quote rows inside a caller's transaction: find and lock, price lines, refresh totals, render.
+"""Quote rows inside a caller's transaction: find and lock, the editing rules, totals, rendering.
 
 Shared by the quote, quote-line and quote-approval use cases. Nothing here commits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -13,13 +15,71 @@ from uuid import UUID
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dps_common.errors import not_found
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Scope
+from dps_common.errors import Conflict, Forbidden, NotFound, ValidationFailed, not_found
 
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.money import format_decimal, format_money, format_price
 from dps_api.domain.pricing import LineTerms, PricedLine, Tier, price_line, quote_totals
+from dps_api.services.outbox import record_event
 
 STATUSES = ("DRAFT", "PENDING_APPROVAL", "APPROVED", "REJECTED")
+REOPENED_BY_EDIT = ("APPROVED", "REJECTED")
+
+
+def invalid_field(field: str, message: str, code: str | None = None) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", code=code, extra={"errors": [{"field": field, "message": message}]})
+
+
+@contextmanager
+def naming_field(field: str) -> Iterator[None]:
+    """A body's reference that the catalog or another table cannot resolve is a 400 naming the field
+    (path ids give 404); the lookup's own validation codes are kept."""
+    try:
+        yield
+    except NotFound as exc:
+        raise invalid_field(field, f"{exc.detail[:-1]} in this organization.", "unknown_reference") from None
+    except ValidationFailed as exc:
+        if "errors" in exc.extra:
+            raise
+        raise invalid_field(field, exc.detail, exc.code) from None
+
+
+def check_owner(principal: Principal, owner_user_id: UUID) -> None:
+    if owner_user_id != principal.user_id and not principal.has(Scope.QUOTES_ANY):
+        raise Forbidden(
+            f"Only the quote's owner, or a key with the '{Scope.QUOTES_ANY}' scope (admin), may edit it or "
+            "act for another user.",
+            code="not_quote_owner",
+        )
+
+
+def begin_edit(session: Session, principal: Principal, quote_id: UUID) -> Quote:
+    """The quote, locked for this transaction, once the principal may edit it in its status."""
+    quote = find_quote(session, principal.organization_id, quote_id, lock=True)
+    check_owner(principal, quote.owner_user_id)
+    if quote.status == "PENDING_APPROVAL":
+        raise Conflict(
+            "The quote is pending approval; recall the approval (DELETE /pricing-quotes/{id}/approval) to edit it.",
+            code="quote_pending_approval",
+        )
+    return quote
+
+
+def finish_edit(session: Session, quote: Quote, lines: list[QuoteLine], now: datetime) -> dict[str, Any]:
+    """Totals, status and events after an edit: an APPROVED or REJECTED quote goes back to DRAFT
+    (``quote.reopened`` follows ``quote.updated``), since what was decided on no longer exists."""
+    reopened = quote.status in REOPENED_BY_EDIT
+    if reopened:
+        quote.status = "DRAFT"
+    quote.updated_at = now
+    refresh_totals(quote, lines)
+    view = snapshot(session, quote)
+    record_event(session, "quote.updated", quote.organization_id, view, now)
+    if reopened:
+        record_event(session, "quote.reopened", quote.organization_id, view, now)
+    return view
 
 
 def find_quote(session: Session, organization_id: UUID, quote_id: UUID, *, lock: bool = False) -> Quote:

@@ -1,0 +1,125 @@
+"""``/pricing-quotes``: list, read, create with lines, and header edits."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging, QueryParam
+from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.params import path_id, query_enum, query_uuid
+
+from dps_api.context import AppContext
+from dps_api.schemas.quotes import PricingQuote, PricingQuoteList, QuoteCreate, QuoteStatus, QuoteUpdate
+from dps_api.services.quotes import QuoteFilters, QuoteService
+
+TAG = "Pricing quotes"
+PAGING = Paging(default=100, maximum=500, items_property="pricingQuotes")
+FILTERS = (
+    QueryParam("status", {"type": "string", "enum": [s.value for s in QuoteStatus]}, "Only quotes in this status."),
+    QueryParam("ownerUserId", {"type": "string", "format": "uuid"}, "Only quotes owned by this user."),
+    QueryParam("opportunityId", {"type": "string", "format": "uuid"}, "Only quotes of this opportunity."),
+)
+_EDIT_RULES = (
+    "Users edit their own quotes; admin keys any (403 `not_quote_owner`). Editing a PENDING_APPROVAL quote "
+    "gives 409 `quote_pending_approval` (recall first); editing an APPROVED or REJECTED quote returns it to "
+    "DRAFT. Referenced ids in the body that are not the organization's give 400 `unknown_reference` naming "
+    "the field. Events: `quote.updated` (and `quote.reopened` when it returns to DRAFT)."
+)
+_PRICING = (
+    "Lines pin the product's current version and its price (the pinned pricebook's entry, else the product's "
+    "list price) in the quote currency; later catalog changes never alter the quote. Amounts are per billing "
+    "period (unit price x quantity x billing months / price frequency months), rounded half-up to the "
+    "currency's minor units; ONE_TIME_FEE lines give oneTimeAmount; TIERED uses the tier holding the quantity; "
+    "HOURLY and RAMPED price like PER_UNIT. totalContractValue = recurring per month x term + one-time."
+)
+
+
+class PricingQuotesResource:
+    operations = {
+        "GET": Operation(
+            summary="List pricing quotes (stable order), with totals but without lines.",
+            scope=Scope.QUOTES_READ,
+            response=PricingQuoteList,
+            paging=PAGING,
+            query=FILTERS,
+            tag=TAG,
+            operation_id="listPricingQuotes",
+        ),
+        "POST": Operation(
+            summary="Create a pricing quote with its lines.",
+            scope=Scope.QUOTES_WRITE,
+            response=PricingQuote,
+            body=QuoteCreate,
+            status=201,
+            errors=(409,),
+            tag=TAG,
+            description=_PRICING + " Event: `quote.created`. 403 `locked_price`, `not_quote_owner` (another "
+            "owner without an admin key), `pricebook_not_assigned`; 409 `pricebook_inactive`; 400 "
+            "`unknown_reference`, `product_inactive`, `no_price_in_currency`, `pricebook_currency_mismatch`.",
+            operation_id="createPricingQuote",
+        ),
+    }
+
+    def __init__(self, service: QuoteService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        filters = QuoteFilters(
+            status=query_enum(req, "status", QuoteStatus),
+            owner_user_id=query_uuid(req, "ownerUserId"),
+            opportunity_id=query_uuid(req, "opportunityId"),
+        )
+        scope = cursor_scope(
+            req,
+            {"status": filters.status, "ownerUserId": filters.owner_user_id, "opportunityId": filters.opportunity_id},
+        )
+        page = page_request(req, PAGING, self._cursors, scope)
+        items = self._service.list(req.context.principal, filters, page)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda q: [q["id"]], lambda q: q)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, QuoteCreate)
+        resp.media = self._service.create(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class PricingQuoteResource:
+    operations = {
+        "GET": Operation(
+            summary="Get a pricing quote with its lines and totals.",
+            scope=Scope.QUOTES_READ,
+            response=PricingQuote,
+            tag=TAG,
+            operation_id="getPricingQuote",
+        ),
+        "PATCH": Operation(
+            summary="Edit a quote's header; only the fields sent change.",
+            scope=Scope.QUOTES_WRITE,
+            response=PricingQuote,
+            body=QuoteUpdate,
+            errors=(409,),
+            tag=TAG,
+            description="Changing currency or pricebookId re-prices every line at its pinned product version "
+            "and keeps each line's discount percent. " + _EDIT_RULES,
+            operation_id="updatePricingQuote",
+        ),
+    }
+
+    def __init__(self, service: QuoteService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
+        resp.media = self._service.get(req.context.principal, path_id(quote_id, "Pricing quote"))
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
+        target = path_id(quote_id, "Pricing quote")
+        body = parse_body(req, QuoteUpdate)
+        resp.media = self._service.update(req.context.principal, target, body)
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = QuoteService(ctx.tx, ctx.now)
+    api.add("/pricing-quotes", PricingQuotesResource(service, ctx.cursors))
+    api.add("/pricing-quotes/{quote_id}", PricingQuoteResource(service))

@@ -1,0 +1,245 @@
+"""Pricing quotes: list, read, create with lines, and header edits (which may re-price the lines)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dps_common.auth.principal import Principal
+from dps_common.db import Transactions
+from dps_common.http.paging import PageRequest
+from dps_common.ids import new_id
+
+from dps_api.db.models.identity import User
+from dps_api.db.models.opportunities import Opportunity
+from dps_api.db.models.quotes import Quote
+from dps_api.db.paging import keyset
+from dps_api.domain.money import is_supported_currency
+from dps_api.schemas.quotes import QuoteCreate, QuoteStatus, QuoteUpdate
+from dps_api.services.catalog_lookup import PinnedPricebook, pin_pricebook, price_product
+from dps_api.services.outbox import record_event
+from dps_api.services.quote_lines import copy_catalog_prices, new_line
+from dps_api.services.quote_records import (
+    begin_edit,
+    check_owner,
+    find_quote,
+    finish_edit,
+    invalid_field,
+    naming_field,
+    quote_lines,
+    refresh_totals,
+    render_quote,
+    snapshot,
+)
+
+# request field -> column, for partial updates
+_HEADER = {
+    "name": "name",
+    "opportunityId": "opportunity_id",
+    "ownerUserId": "owner_user_id",
+    "currency": "currency",
+    "billingFrequency": "billing_frequency",
+    "subscriptionTermMonths": "subscription_term_months",
+    "startDate": "start_date",
+    "endDate": "end_date",
+    "pricebookId": "pricebook_id",
+}
+
+
+@dataclass(frozen=True)
+class QuoteFilters:
+    status: QuoteStatus | None = None
+    owner_user_id: UUID | None = None
+    opportunity_id: UUID | None = None
+
+
+def _check_currency(currency: str) -> None:
+    if not is_supported_currency(currency):
+        raise invalid_field("currency", "must be an ISO 4217 currency with minor units")
+
+
+def _check_dates(start: date | None, end: date | None) -> None:
+    if start is not None and end is not None and end < start:
+        raise invalid_field("endDate", "must be on or after startDate")
+
+
+def _check_opportunity(session: Session, organization_id: UUID, opportunity_id: UUID) -> None:
+    found = session.scalar(
+        select(Opportunity.id).where(Opportunity.id == opportunity_id, Opportunity.organization_id == organization_id)
+    )
+    if found is None:
+        raise invalid_field("opportunityId", "Opportunity not found in this organization.", "unknown_reference")
+
+
+def _check_new_owner(session: Session, principal: Principal, owner_user_id: UUID) -> None:
+    check_owner(principal, owner_user_id)
+    found = session.scalar(
+        select(User.id).where(User.id == owner_user_id, User.organization_id == principal.organization_id)
+    )
+    if found is None:
+        raise invalid_field("ownerUserId", "User not found in this organization.", "unknown_reference")
+
+
+def _pin(session: Session, principal: Principal, pricebook_id: UUID) -> PinnedPricebook:
+    with naming_field("pricebookId"):
+        return pin_pricebook(session, principal, pricebook_id)
+
+
+def _currency_mismatch(field: str, pricebook: PinnedPricebook, currency: str):
+    return invalid_field(
+        field,
+        f"the pricebook's currency {pricebook.currency} differs from the quote currency {currency}; "
+        "send a matching currency and pricebookId, or pricebookId null for list prices",
+        "pricebook_currency_mismatch",
+    )
+
+
+class QuoteService:
+    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+        self._tx = tx
+        self._now = now
+
+    def list(self, principal: Principal, filters: QuoteFilters, page: PageRequest) -> list[dict[str, Any]]:
+        stmt = select(Quote).where(Quote.organization_id == principal.organization_id)
+        if filters.status is not None:
+            stmt = stmt.where(Quote.status == filters.status.value)
+        if filters.owner_user_id is not None:
+            stmt = stmt.where(Quote.owner_user_id == filters.owner_user_id)
+        if filters.opportunity_id is not None:
+            stmt = stmt.where(Quote.opportunity_id == filters.opportunity_id)
+        with self._tx.read() as session:
+            # list items carry totals (stored on the quote) but not lines
+            return [render_quote(q, None) for q in session.scalars(keyset(stmt, [Quote.id], page, convert=[UUID]))]
+
+    def get(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+        with self._tx.read() as session:
+            quote = find_quote(session, principal.organization_id, quote_id)
+            return render_quote(quote, quote_lines(session, quote))
+
+    def create(self, principal: Principal, body: QuoteCreate) -> dict[str, Any]:
+        _check_dates(body.startDate, body.endDate)
+        if body.currency is None and body.pricebookId is None:
+            raise invalid_field("currency", "is required when no pricebookId is given")
+        if body.currency is not None:
+            _check_currency(body.currency)
+        org_id = principal.organization_id
+        owner = body.ownerUserId or principal.user_id
+        with self._tx() as session:
+            _check_new_owner(session, principal, owner)
+            if body.opportunityId is not None:
+                _check_opportunity(session, org_id, body.opportunityId)
+            pricebook = _pin(session, principal, body.pricebookId) if body.pricebookId is not None else None
+            currency = body.currency or pricebook.currency
+            if pricebook is not None and pricebook.currency != currency:
+                raise _currency_mismatch("currency", pricebook, currency)
+            now = self._now()
+            quote = Quote(
+                id=new_id(),
+                organization_id=org_id,
+                name=body.name,
+                opportunity_id=body.opportunityId,
+                owner_user_id=owner,
+                status="DRAFT",
+                currency=currency,
+                billing_frequency=body.billingFrequency.value,
+                subscription_term_months=body.subscriptionTermMonths,
+                start_date=body.startDate,
+                end_date=body.endDate,
+                pricebook_id=pricebook.id if pricebook else None,
+                pricebook_version=pricebook.version if pricebook else None,
+                created_at=now,
+                updated_at=now,
+            )
+            # priced before the quote joins the session: the catalog queries must not flush it half-made
+            lines = [
+                new_line(session, principal, quote, pricebook, line, i + 1, f"lines[{i}]", now)
+                for i, line in enumerate(body.lines)
+            ]
+            refresh_totals(quote, lines)
+            session.add(quote)
+            session.flush()  # the quote row before its lines (no ORM relationship orders them)
+            session.add_all(lines)
+            view = snapshot(session, quote)
+            record_event(session, "quote.created", org_id, view, now)
+            return view
+
+    def update(self, principal: Principal, quote_id: UUID, body: QuoteUpdate) -> dict[str, Any]:
+        sent = {column: getattr(body, field) for field, column in _HEADER.items() if field in body.model_fields_set}
+        for column in ("billing_frequency",):
+            if sent.get(column) is not None:
+                sent[column] = sent[column].value
+        with self._tx() as session:
+            quote = begin_edit(session, principal, quote_id)
+            changes = {column: value for column, value in sent.items() if getattr(quote, column) != value}
+            if not changes:
+                return snapshot(session, quote)  # nothing changed: no write, no event, status kept
+            self._check_header(session, principal, quote, changes)
+            reprice = "currency" in changes or "pricebook_id" in changes
+            pricebook = self._new_pricebook(session, principal, quote, changes) if reprice else None
+            now = self._now()
+            for column, value in changes.items():
+                setattr(quote, column, value)
+            if reprice:
+                quote.pricebook_id = pricebook.id if pricebook else None
+                quote.pricebook_version = pricebook.version if pricebook else None
+                self._reprice(session, quote, pricebook, "pricebookId" if "pricebook_id" in changes else "currency", now)
+            return finish_edit(session, quote, quote_lines(session, quote), now)
+
+    @staticmethod
+    def _check_header(session: Session, principal: Principal, quote: Quote, changes: dict[str, Any]) -> None:
+        if "currency" in changes:
+            _check_currency(changes["currency"])
+        if "start_date" in changes or "end_date" in changes:
+            _check_dates(changes.get("start_date", quote.start_date), changes.get("end_date", quote.end_date))
+        if changes.get("opportunity_id") is not None:
+            _check_opportunity(session, principal.organization_id, changes["opportunity_id"])
+        if "owner_user_id" in changes:
+            _check_new_owner(session, principal, changes["owner_user_id"])
+
+    @staticmethod
+    def _new_pricebook(
+        session: Session, principal: Principal, quote: Quote, changes: dict[str, Any]
+    ) -> PinnedPricebook | None:
+        """The pricebook the quote will be priced with: a newly pinned one, none, or the pinned one kept."""
+        currency = changes.get("currency", quote.currency)
+        if "pricebook_id" in changes:
+            if changes["pricebook_id"] is None:
+                return None
+            pricebook = _pin(session, principal, changes["pricebook_id"])
+            if pricebook.currency != currency:
+                raise _currency_mismatch("pricebookId", pricebook, currency)
+            return pricebook
+        if quote.pricebook_id is None:
+            return None
+        # the pinned pricebook is in the old currency
+        raise invalid_field(
+            "currency",
+            f"the quote is priced with pricebook {quote.pricebook_id} in {quote.currency}; send pricebookId "
+            f"(one in {currency}, or null for list prices) together with the new currency",
+            "pricebook_currency_mismatch",
+        )
+
+    @staticmethod
+    def _reprice(session: Session, quote: Quote, pricebook: PinnedPricebook | None, field: str, now: datetime) -> None:
+        """Each line takes its pinned product version's price in the new currency / pricebook and keeps
+        its discount percent (a net price in another currency or pricebook has no meaning)."""
+        for line in quote_lines(session, quote):
+            with naming_field(field):
+                product = price_product(
+                    session,
+                    quote.organization_id,
+                    line.product_id,
+                    quote.currency,
+                    pricebook=pricebook,
+                    version=line.product_version,
+                )
+            copy_catalog_prices(line, product)
+            line.price_basis = "DISCOUNT"
+            line.updated_at = now
+

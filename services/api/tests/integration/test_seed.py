@@ -7,7 +7,10 @@ import pytest
 from sqlalchemy import func, select
 
 from dps_api.db.models.identity import ApiKey
-from dps_api.seed import DEAL_GROUP, OPPORTUNITIES, ORGANIZATION, PRODUCTS, USERS, seed_demo
+from dps_api.seed import seed_demo
+from dps_api.seed.data import (
+    APPROVAL_GROUPS, DEAL_GROUP, OPPORTUNITIES, ORGANIZATION, PRODUCTS, QUOTES, RULE_GROUPS, RULES, USERS,
+)
 
 
 @pytest.fixture
@@ -72,6 +75,34 @@ def test_opportunities_and_deal_group(client, first, viewer):
     assert sorted(group["opportunityIds"]) == sorted(opportunities[c]["id"] for c in DEAL_GROUP["crmIds"])
 
 
+def test_approval_groups_rule_groups_and_rules(client, first, admin, viewer):
+    groups = {g["name"]: g for g in walk(client, "/approval-groups", "approvalGroups", viewer)}
+    assert set(groups) == set(APPROVAL_GROUPS)
+    assert groups["Sales Managers"]["memberUserIds"] == [str(first.users["approver"])]
+    rule_groups = {g["name"]: g for g in walk(client, "/approval-rule-groups", "approvalRuleGroups", admin)}
+    assert [g["name"] for g in sorted(rule_groups.values(), key=lambda g: g["position"])] == [
+        g["name"] for g in RULE_GROUPS
+    ]
+    rules = {r["name"]: r for r in walk(client, "/approval-rules", "approvalRules", admin)}
+    assert set(rules) == {r["name"] for r in RULES}
+    for rule in RULES:
+        assert rules[rule["name"]]["approvalGroupId"] == groups[rule["group"]]["id"]
+        assert rules[rule["name"]]["ruleGroupId"] == rule_groups[rule["ruleGroup"]]["id"]
+        assert rules[rule["name"]]["condition"]["type"] == rule["condition"]["type"]
+
+
+def test_quotes_with_their_lines(client, first, viewer):
+    quotes = {q["name"]: q for q in walk(client, "/pricing-quotes", "pricingQuotes", viewer)}
+    assert set(quotes) == {q["name"] for q in QUOTES}
+    for spec in QUOTES:
+        quote = client.simulate_get(f"/external/v1/pricing-quotes/{quotes[spec['name']]['id']}", headers=viewer).json
+        assert quote["ownerUserId"] == str(first.users["rep"])
+        assert quote["opportunityId"] == first.opportunities[spec["crmId"]]
+        assert quote["pricebookId"] == first.pricebook_id
+        assert [line["productSpecId"] for line in quote["lines"]] == [line["specId"] for line in spec["lines"]]
+        assert quote["totals"]["totalContractValue"] not in ("0", "0.00")
+
+
 def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first, tx):
     assert first.created > 0 and first.kept == 0
     again = seed_demo(app)
@@ -80,6 +111,9 @@ def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first,
         first.organization_id, first.users, first.products, first.opportunities
     )
     assert (again.pricebook_id, again.deal_group_id) == (first.pricebook_id, first.deal_group_id)
+    assert (again.approval_groups, again.rule_groups, again.rules, again.quotes) == (
+        first.approval_groups, first.rule_groups, first.rules, first.quotes
+    )
     with tx() as session:
         active_seed_keys = session.scalar(
             select(func.count()).where(ApiKey.organization_id == first.organization_id, ApiKey.status == "active")

@@ -1,0 +1,58 @@
+"""The public HTTP API in-process (falcon's test client over ``create_app``), as one demo user."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import falcon.testing
+
+PREFIX = "/external/v1"
+
+
+class SeedError(RuntimeError):
+    """The API refused a demo object: the seed and the API's contract disagree."""
+
+
+@dataclass
+class Tally:
+    created: int = 0
+    kept: int = 0
+
+
+class DemoApi:
+    def __init__(self, client: falcon.testing.TestClient, key: str, tally: Tally):
+        self._client = client
+        self._headers = {"x-api-key": key}
+        self._tally = tally
+
+    def call(self, method: str, path: str, body: dict | None = None, params: dict | None = None) -> Any:
+        resp = self._client.simulate_request(method, PREFIX + path, headers=self._headers, json=body, params=params)
+        if resp.status_code not in (200, 201):
+            raise SeedError(f"the demo seed failed: {method} {path} answered {resp.status_code}: {resp.text}")
+        return resp.json
+
+    def walk(self, path: str, collection: str, **filters: Any) -> Iterator[dict]:
+        params: dict[str, Any] = {**filters, "limit": 100}
+        while True:
+            page = self.call("GET", path, params=params)
+            yield from page[collection]
+            if page["nextCursor"] is None:
+                return
+            params["cursor"] = page["nextCursor"]
+
+    def find(self, path: str, collection: str, match: Callable[[dict], bool], **filters: Any) -> dict | None:
+        return next((item for item in self.walk(path, collection, **filters) if match(item)), None)
+
+    def ensure(self, path: str, collection: str, match: Callable[[dict], bool], body: dict, **filters: Any) -> dict:
+        """The first listed item ``match`` accepts, else the one created from ``body``."""
+        found = self.find(path, collection, match, **filters)
+        if found is not None:
+            self._tally.kept += 1
+            return found
+        self._tally.created += 1
+        return self.call("POST", path, body)
+
+    def named(self, path: str, collection: str, body: dict, **filters: Any) -> dict:
+        return self.ensure(path, collection, lambda item: item["name"] == body["name"], body, **filters)

@@ -15,14 +15,16 @@ from dps_api.schemas.opportunities import (
     OpportunityCreate,
     OpportunityList,
     OpportunityUpdate,
-    Stage,
+    OpportunityStage,
 )
 from dps_api.services.opportunities import OpportunityFilters, OpportunityService
 
 TAG = "Opportunities"
 PAGING = Paging(default=100, maximum=500, items_property="opportunities")
 FILTERS = (
-    QueryParam("stage", {"type": "string", "enum": [s.value for s in Stage]}, "Only opportunities in this stage."),
+    QueryParam(
+        "stage", {"type": "string", "enum": [s.value for s in OpportunityStage]}, "Only opportunities in this stage."
+    ),
     QueryParam("ownerUserId", {"type": "string", "format": "uuid"}, "Only opportunities owned by this user."),
     QueryParam("crmId", {"type": "string"}, "Only the opportunity with this CRM id."),
 )
@@ -58,7 +60,7 @@ class OpportunitiesResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         filters = OpportunityFilters(
-            stage=query_enum(req, "stage", Stage),
+            stage=query_enum(req, "stage", OpportunityStage),
             owner_user_id=query_uuid(req, "ownerUserId"),
             crm_id=req.get_param("crmId") or None,
         )

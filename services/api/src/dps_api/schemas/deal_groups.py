@@ -19,6 +19,7 @@ OpportunityIds = Annotated[
     list[UUID],
     Field(
         max_length=MAX_OPPORTUNITIES_PER_GROUP,
+        json_schema_extra={"uniqueItems": True},  # repeats are refused with 400
         description=(
             f"Opportunities of the organization, each at most once (up to {MAX_OPPORTUNITIES_PER_GROUP}). "
             f"An opportunity belongs to at most {MAX_GROUPS_PER_OPPORTUNITY} deal groups."

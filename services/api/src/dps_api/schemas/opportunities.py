@@ -12,7 +12,7 @@ from pydantic import Field, StringConstraints
 from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
 
 
-class Stage(StrEnum):
+class OpportunityStage(StrEnum):
     PROSPECTING = "PROSPECTING"
     QUALIFICATION = "QUALIFICATION"
     PROPOSAL = "PROPOSAL"
@@ -37,8 +37,10 @@ class OpportunityCreate(RequestModel):
     crmId: CrmId | None = None
     name: Name
     accountName: Name
-    ownerUserId: UUID | None = Field(default=None, description="A user of the organization; defaults to the key's user.")
-    stage: Stage = Field(default=Stage.PROSPECTING, description=_STAGE_DOC)
+    ownerUserId: UUID | None = Field(
+        default=None, description="A user of the organization; defaults to the key's user."
+    )
+    stage: OpportunityStage = Field(default=OpportunityStage.PROSPECTING, description=_STAGE_DOC)
     amount: Amount | None = Field(default=None, description="Requires currency.")
     currency: CurrencyCode | None = None
     closeDate: date | None = None
@@ -52,7 +54,7 @@ class OpportunityUpdate(RequestModel):
     name: Name = Field(default=None)
     accountName: Name = Field(default=None)
     ownerUserId: UUID = Field(default=None, description="A user of the organization.")
-    stage: Stage = Field(
+    stage: OpportunityStage = Field(
         default=None,
         description=_STAGE_DOC + " Moving a CLOSED_WON opportunity to another stage needs an admin key.",
     )
@@ -67,7 +69,7 @@ class Opportunity(ResponseModel):
     name: str
     accountName: str
     ownerUserId: str
-    stage: Stage
+    stage: OpportunityStage
     amount: str | None = Field(description="Decimal string with the currency's minor units, e.g. \"1234.50\".")
     currency: str | None
     closeDate: date | None

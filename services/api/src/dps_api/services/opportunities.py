@@ -22,7 +22,7 @@ from dps_common.http.paging import PageRequest
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.paging import keyset
-from dps_api.schemas.opportunities import OpportunityCreate, OpportunityUpdate, Stage
+from dps_api.schemas.opportunities import OpportunityCreate, OpportunityStage, OpportunityUpdate
 from dps_api.services.outbox import record_event
 
 # request field -> column, for partial updates
@@ -40,7 +40,7 @@ _UPDATABLE = {
 
 @dataclass(frozen=True)
 class OpportunityFilters:
-    stage: Stage | None = None
+    stage: OpportunityStage | None = None
     owner_user_id: UUID | None = None
     crm_id: str | None = None
 
@@ -72,6 +72,14 @@ def check_amount(amount: Decimal | None, currency: str | None) -> None:
         raise invalid_field("amount", f"has more decimals than {currency} allows ({exponent})")
 
 
+def parse_amount(raw: str | None) -> Decimal | None:
+    """A request's decimal string; "-0" becomes 0 so the response matches what is stored."""
+    if raw is None:
+        return None
+    amount = Decimal(raw)
+    return abs(amount) if amount.is_zero() else amount
+
+
 def format_amount(amount: Decimal | None, currency: str | None) -> str | None:
     if amount is None or currency is None:
         return None
@@ -100,7 +108,9 @@ def render_opportunity(opp: Opportunity) -> dict[str, Any]:
     }
 
 
-def find_opportunity(session: Session, organization_id: UUID, opportunity_id: UUID, *, lock: bool = False) -> Opportunity:
+def find_opportunity(
+    session: Session, organization_id: UUID, opportunity_id: UUID, *, lock: bool = False
+) -> Opportunity:
     stmt = select(Opportunity).where(Opportunity.id == opportunity_id, Opportunity.organization_id == organization_id)
     opp = session.scalar(stmt.with_for_update() if lock else stmt)
     if opp is None:
@@ -150,9 +160,9 @@ class OpportunityService:
             return render_opportunity(find_opportunity(session, principal.organization_id, opportunity_id))
 
     def create(self, principal: Principal, body: OpportunityCreate) -> dict[str, Any]:
-        if body.stage == Stage.CLOSED_WON:
+        if body.stage == OpportunityStage.CLOSED_WON:
             raise _use_closed_won_action()
-        amount = Decimal(body.amount) if body.amount is not None else None
+        amount = parse_amount(body.amount)
         check_amount(amount, body.currency)
         org_id = principal.organization_id
         owner = body.ownerUserId or principal.user_id
@@ -185,8 +195,8 @@ class OpportunityService:
         sent = {
             column: getattr(body, field) for field, column in _UPDATABLE.items() if field in body.model_fields_set
         }
-        if sent.get("amount") is not None:
-            sent["amount"] = Decimal(sent["amount"])
+        if "amount" in sent:
+            sent["amount"] = parse_amount(sent["amount"])
         if sent.get("stage") is not None:
             sent["stage"] = sent["stage"].value
         with self._tx() as session:
@@ -214,9 +224,9 @@ class OpportunityService:
     @staticmethod
     def _stage_change(principal: Principal, opp: Opportunity, stage: str) -> dict[str, Any]:
         """Extra column changes a stage change implies; raises when the move is not allowed."""
-        if stage == Stage.CLOSED_WON:
+        if stage == OpportunityStage.CLOSED_WON:
             raise _use_closed_won_action()
-        if opp.stage == Stage.CLOSED_WON:
+        if opp.stage == OpportunityStage.CLOSED_WON:
             # closed-won was pushed to the CRM: only an admin (who may push it) may reopen it
             if not principal.has(Scope.CRM_PUSH):
                 raise Forbidden(
@@ -230,10 +240,10 @@ class OpportunityService:
         org_id = principal.organization_id
         with self._tx() as session:
             opp = find_opportunity(session, org_id, opportunity_id, lock=True)
-            if opp.stage == Stage.CLOSED_WON:
+            if opp.stage == OpportunityStage.CLOSED_WON:
                 raise Conflict("The opportunity is already CLOSED_WON.", code="already_closed_won")
             now = self._now()
-            opp.stage = Stage.CLOSED_WON.value
+            opp.stage = OpportunityStage.CLOSED_WON.value
             opp.closed_won_at = now
             opp.updated_at = now
             session.flush()

@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-import iso4217
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -22,6 +21,7 @@ from dps_common.http.paging import PageRequest
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.paging import keyset
+from dps_api.domain.money import currency_exponent, format_money, is_supported_currency, round_money
 from dps_api.schemas.opportunities import OpportunityCreate, OpportunityStage, OpportunityUpdate
 from dps_api.services.outbox import record_event
 
@@ -49,27 +49,18 @@ def invalid_field(field: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"{field}: {message}", extra={"errors": [{"field": field, "message": message}]})
 
 
-def currency_exponent(currency: str) -> int:
-    """The currency's minor-unit digits per ISO 4217 (JPY 0, USD 2, KWD 3)."""
-    try:
-        exponent = iso4217.Currency(currency).exponent
-    except ValueError:
-        raise invalid_field("currency", "must be an ISO 4217 currency code") from None
-    if exponent is None:  # funds, metals, XXX: no minor units, not money to quote in
-        raise invalid_field("currency", "must be an ISO 4217 currency with minor units")
-    return exponent
-
-
 def check_amount(amount: Decimal | None, currency: str | None) -> None:
-    exponent = currency_exponent(currency) if currency is not None else None
+    """A currency must be ISO 4217 with minor units; an amount needs one and must fit its minor units."""
+    if currency is not None and not is_supported_currency(currency):
+        raise invalid_field("currency", "must be an ISO 4217 currency code with minor units")
     if amount is None:
         return
-    if exponent is None:
+    if currency is None:
         raise invalid_field("currency", "is required when amount is set")
     if amount < 0:
         raise invalid_field("amount", "must not be negative")
-    if amount != amount.quantize(Decimal(1).scaleb(-exponent)):
-        raise invalid_field("amount", f"has more decimals than {currency} allows ({exponent})")
+    if round_money(amount, currency) != amount:
+        raise invalid_field("amount", f"has more decimals than {currency} allows ({currency_exponent(currency)})")
 
 
 def parse_amount(raw: str | None) -> Decimal | None:
@@ -83,7 +74,7 @@ def parse_amount(raw: str | None) -> Decimal | None:
 def format_amount(amount: Decimal | None, currency: str | None) -> str | None:
     if amount is None or currency is None:
         return None
-    return str(amount.quantize(Decimal(1).scaleb(-iso4217.Currency(currency).exponent)))
+    return format_money(amount, currency)
 
 
 def _utc(moment: datetime | None) -> datetime | None:

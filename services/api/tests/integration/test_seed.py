@@ -103,8 +103,19 @@ def test_quotes_with_their_lines(client, first, viewer):
         assert quote["totals"]["totalContractValue"] not in ("0", "0.00")
 
 
+def keys_by_status(tx, organization_id):
+    with tx() as session:
+        rows = session.execute(
+            select(ApiKey.status, func.count()).where(ApiKey.organization_id == organization_id).group_by(ApiKey.status)
+        ).all()
+    return dict(rows)
+
+
 def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first, tx):
     assert first.created > 0 and first.kept == 0
+    after_first = keys_by_status(tx, first.organization_id)
+    assert set(after_first) == {"revoked"}  # the seed's keys are revoked after use
+
     again = seed_demo(app)
     assert again.created == 0 and again.kept == first.created
     assert (again.organization_id, again.users, again.products, again.opportunities) == (
@@ -114,8 +125,5 @@ def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first,
     assert (again.approval_groups, again.rule_groups, again.rules, again.quotes) == (
         first.approval_groups, first.rule_groups, first.rules, first.quotes
     )
-    with tx() as session:
-        active_seed_keys = session.scalar(
-            select(func.count()).where(ApiKey.organization_id == first.organization_id, ApiKey.status == "active")
-        )
-    assert active_seed_keys == 0
+    # a run that only looks acts as the admin alone: one more key, revoked too
+    assert keys_by_status(tx, first.organization_id) == {"revoked": after_first["revoked"] + 1}

@@ -9,6 +9,7 @@ demo are left as they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
@@ -21,7 +22,7 @@ from dps_common.db import Transactions, make_engine
 from dps_api.app import create_app
 from dps_api.seed import data
 from dps_api.seed.client import DemoApi, SeedError, Tally
-from dps_api.services.identity import IdentityService
+from dps_api.services.identity import IdentityService, IssuedKey
 from dps_api.settings import Settings
 
 __all__ = ["DemoSeed", "SeedError", "seed_demo", "seed_and_issue_admin_key"]
@@ -50,19 +51,25 @@ def seed_demo(app: falcon.App) -> DemoSeed:
     identity = IdentityService(ctx.tx, ctx.settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
     demo = DemoSeed()
     _ensure_identity(identity, demo)
-    keys = {
-        label: identity.issue_key(demo.organization_id, demo.users[label], role, "demo seed (revoked after use)")
-        for label, role in data.ACTORS.items()
-    }
+    issued: list[IssuedKey] = []
+
+    def key_of(label: str) -> Callable[[], str]:
+        def issue() -> str:
+            user_id, role = demo.users[label], data.ACTORS[label]
+            issued.append(identity.issue_key(demo.organization_id, user_id, role, "demo seed (revoked after use)"))
+            return issued[-1].secret
+
+        return issue
+
+    client = falcon.testing.TestClient(app)
+    as_user = {label: DemoApi(client, key_of(label), demo) for label in data.ACTORS}
     try:
-        client = falcon.testing.TestClient(app)
-        as_user = {label: DemoApi(client, key.secret, demo) for label, key in keys.items()}
         _seed_catalog(as_user["admin"], demo)
-        _seed_opportunities(as_user["rep"], as_user["admin"], demo)
+        _seed_opportunities(as_user["admin"], as_user["rep"], demo)
         _seed_approval_config(as_user["admin"], demo)
-        _seed_quotes(as_user["rep"], demo)
+        _seed_quotes(as_user["admin"], as_user["rep"], demo)
     finally:
-        for key in keys.values():
+        for key in issued:
             identity.revoke_key(key.id)
     return demo
 
@@ -113,9 +120,15 @@ def _seed_catalog(admin: DemoApi, demo: DemoSeed) -> None:
     demo.pricebook_id = admin.named("/pricebooks", "pricebooks", body)["id"]
 
 
-def _seed_opportunities(rep: DemoApi, admin: DemoApi, demo: DemoSeed) -> None:
+def _seed_opportunities(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
+    """Looked up as the admin; created by the rep, who thereby owns them."""
     for body in data.OPPORTUNITIES:
-        found = rep.ensure("/opportunities", "opportunities", lambda o: True, body, crmId=body["crmId"])
+        found = admin.find("/opportunities", "opportunities", lambda o: True, crmId=body["crmId"])
+        if found is None:
+            found = rep.call("POST", "/opportunities", body)
+            demo.created += 1
+        else:
+            demo.kept += 1
         demo.opportunities[body["crmId"]] = found["id"]
     group = data.DEAL_GROUP
     members = [demo.opportunities[crm_id] for crm_id in group["crmIds"]]
@@ -146,10 +159,11 @@ def _seed_approval_config(admin: DemoApi, demo: DemoSeed) -> None:
         demo.rules[rule["name"]] = admin.named("/approval-rules", "approvalRules", body)["id"]
 
 
-def _seed_quotes(rep: DemoApi, demo: DemoSeed) -> None:
+def _seed_quotes(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
+    """Looked up as the admin; created by the rep, who thereby owns them."""
     owner = str(demo.users["rep"])
     for quote in data.QUOTES:
-        found = rep.find("/pricing-quotes", "pricingQuotes", lambda q: q["name"] == quote["name"], ownerUserId=owner)
+        found = admin.find("/pricing-quotes", "pricingQuotes", lambda q: q["name"] == quote["name"], ownerUserId=owner)
         if found is not None:
             demo.kept += 1
             demo.quotes[quote["name"]] = found["id"]

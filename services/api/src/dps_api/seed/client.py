@@ -22,13 +22,20 @@ class Tally:
 
 
 class DemoApi:
-    def __init__(self, client: falcon.testing.TestClient, key: str, tally: Tally):
+    """``issue_key`` runs on the first call only, so a re-run that finds everything in place issues
+    (and later revokes) as few keys as possible."""
+
+    def __init__(self, client: falcon.testing.TestClient, issue_key: Callable[[], str], tally: Tally):
         self._client = client
-        self._headers = {"x-api-key": key}
+        self._issue_key = issue_key
+        self._key: str | None = None
         self._tally = tally
 
     def call(self, method: str, path: str, body: dict | None = None, params: dict | None = None) -> Any:
-        resp = self._client.simulate_request(method, PREFIX + path, headers=self._headers, json=body, params=params)
+        if self._key is None:
+            self._key = self._issue_key()
+        headers = {"x-api-key": self._key}
+        resp = self._client.simulate_request(method, PREFIX + path, headers=headers, json=body, params=params)
         if resp.status_code not in (200, 201):
             raise SeedError(f"the demo seed failed: {method} {path} answered {resp.status_code}: {resp.text}")
         return resp.json

@@ -205,11 +205,12 @@ def quote_totals(lines: Sequence[PricedLine], billing_frequency: str, term_month
     one_time = round_money(sum((line.one_time_amount or ZERO for line in lines), ZERO), currency)
     list_recurring = sum((line.list_amount_per_billing_period for line in lines), ZERO)
     list_one_time = sum((line.list_one_time_amount or ZERO for line in lines), ZERO)
+    list_value = contract_value(list_recurring, list_one_time, billing_frequency, term_months, currency)
     return QuoteTotals(
         recurring_per_billing_period=recurring,
         one_time=one_time,
         total_contract_value=contract_value(recurring, one_time, billing_frequency, term_months, currency),
-        list_total_contract_value=contract_value(list_recurring, list_one_time, billing_frequency, term_months, currency),
+        list_total_contract_value=list_value,
         max_discount_percent=max((line.discount_percent for line in lines), default=round_percent(ZERO)),
         locked_below_list=any(line.locked_below_list for line in lines),
     )

@@ -28,6 +28,7 @@ from dps_api.services.quote_records import (
     line_terms,
     naming_field,
     quote_lines,
+    tiers_of,
 )
 
 
@@ -41,7 +42,8 @@ def copy_catalog_prices(line: QuoteLine, product: PricedProduct) -> None:
     """The pinned version's prices in the quote currency, copied so catalog edits never reach the line."""
     line.catalog_unit_price = product.list_unit_price
     line.tiers = [
-        {"upTo": None if up_to is None else str(up_to), "unitPrice": str(unit_price)} for up_to, unit_price in product.tiers
+        {"upTo": None if up_to is None else str(up_to), "unitPrice": str(unit_price)}
+        for up_to, unit_price in product.tiers
     ]
 
 
@@ -104,7 +106,7 @@ def new_line(
         price_frequency=line.price_frequency,
         quantity=line.quantity,
         list_unit_price=line.catalog_unit_price,
-        tiers=line_terms(line).tiers,
+        tiers=tiers_of(line),
         discount_percent=_decimal(body.discountPercent),
         net_unit_price=_decimal(body.netUnitPrice),
         locked=line.locked,

@@ -171,9 +171,8 @@ class QuoteService:
 
     def update(self, principal: Principal, quote_id: UUID, body: QuoteUpdate) -> dict[str, Any]:
         sent = {column: getattr(body, field) for field, column in _HEADER.items() if field in body.model_fields_set}
-        for column in ("billing_frequency",):
-            if sent.get(column) is not None:
-                sent[column] = sent[column].value
+        if sent.get("billing_frequency") is not None:
+            sent["billing_frequency"] = sent["billing_frequency"].value
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
             changes = {column: value for column, value in sent.items() if getattr(quote, column) != value}
@@ -188,7 +187,8 @@ class QuoteService:
             if reprice:
                 quote.pricebook_id = pricebook.id if pricebook else None
                 quote.pricebook_version = pricebook.version if pricebook else None
-                self._reprice(session, quote, pricebook, "pricebookId" if "pricebook_id" in changes else "currency", now)
+                field = "pricebookId" if "pricebook_id" in changes else "currency"
+                self._reprice(session, quote, pricebook, field, now)
             return finish_edit(session, quote, quote_lines(session, quote), now)
 
     @staticmethod

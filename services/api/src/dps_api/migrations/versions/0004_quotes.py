@@ -40,8 +40,12 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_quotes"),
-        sa.ForeignKeyConstraint(["organization_id"], ["organizations.id"], name="fk_quotes_organization_id_organizations"),
-        sa.ForeignKeyConstraint(["opportunity_id"], ["opportunities.id"], name="fk_quotes_opportunity_id_opportunities"),
+        sa.ForeignKeyConstraint(
+            ["organization_id"], ["organizations.id"], name="fk_quotes_organization_id_organizations"
+        ),
+        sa.ForeignKeyConstraint(
+            ["opportunity_id"], ["opportunities.id"], name="fk_quotes_opportunity_id_opportunities"
+        ),
         sa.ForeignKeyConstraint(["owner_user_id"], ["users.id"], name="fk_quotes_owner_user_id_users"),
         sa.ForeignKeyConstraint(
             ["pricebook_id", "pricebook_version"],
@@ -52,7 +56,8 @@ def upgrade() -> None:
             "status IN ('DRAFT', 'PENDING_APPROVAL', 'APPROVED', 'REJECTED')", name=op.f("ck_quotes_status")
         ),
         sa.CheckConstraint(
-            "billing_frequency IN ('MONTHLY', 'QUARTERLY', 'SEMI_ANNUAL', 'ANNUAL')", name=op.f("ck_quotes_billing_frequency")
+            "billing_frequency IN ('MONTHLY', 'QUARTERLY', 'SEMI_ANNUAL', 'ANNUAL')",
+            name=op.f("ck_quotes_billing_frequency"),
         ),
         sa.CheckConstraint(
             "subscription_term_months BETWEEN 1 AND 120", name=op.f("ck_quotes_subscription_term_months")
@@ -60,7 +65,9 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "end_date IS NULL OR start_date IS NULL OR end_date >= start_date", name=op.f("ck_quotes_end_after_start")
         ),
-        sa.CheckConstraint("(pricebook_id IS NULL) = (pricebook_version IS NULL)", name=op.f("ck_quotes_pricebook_pinned")),
+        sa.CheckConstraint(
+            "(pricebook_id IS NULL) = (pricebook_version IS NULL)", name=op.f("ck_quotes_pricebook_pinned")
+        ),
     )
     op.create_index("ix_quotes_organization_id", "quotes", ["organization_id", "id"])
     op.create_index("ix_quotes_opportunity_id", "quotes", ["opportunity_id"])

@@ -6,7 +6,7 @@ from dps_api.context import AppContext
 from dps_api.resources import whoami
 from dps_api.resources import deal_groups, opportunities
 from dps_api.resources import pricebooks, products
-from dps_api.resources import approval_groups, approval_rule_groups, approval_rules
+from dps_api.resources import approval_groups, approval_rule_groups, approval_rules, approvals
 from dps_api.resources import quote_lines, quotes
 
 RESOURCE_MODULES = [
@@ -14,7 +14,7 @@ RESOURCE_MODULES = [
     opportunities,
     deal_groups,
     products, pricebooks,
-    approval_groups, approval_rules, approval_rule_groups,
+    approval_groups, approval_rules, approval_rule_groups, approvals,
     quotes, quote_lines,
 ]
 

@@ -76,7 +76,7 @@ def test_only_admin_keys_edit_the_configuration(client, org):
         ("POST", RULE_GROUPS, {"name": "x", "position": 1}),
         ("PATCH", f"{RULE_GROUPS}/{rule_group['id']}", {"name": "renamed"}),
         ("DELETE", f"{RULE_GROUPS}/{rule_group['id']}", None),
-        ("POST", RULES, {"name": "x", "condition": {"type": "LOCKED_PRICE_BELOW_LIST"}, "approvalGroupId": group["id"]}),
+        ("POST", RULES, {"name": "x", "condition": {"type": "LOCKED_PRICE_BELOW_LIST"}, "approvalGroupId": "x"}),
         ("PATCH", f"{RULES}/{rule['id']}", {"active": False}),
         ("DELETE", f"{RULES}/{rule['id']}", None),
     ]
@@ -129,6 +129,7 @@ def test_an_unchanged_patch_writes_no_event(client, org, tx):
         ({"requiredApprovals": 2}, "requiredApprovals"),  # more than the one member
         ({"requiredApprovals": "1"}, "requiredApprovals"),
         ({"name": ""}, "name"),
+        ({"name": "a\x00b"}, "name"),  # PostgreSQL text cannot hold NUL: a 400, never a 500
     ],
 )
 def test_invalid_approval_groups_are_refused_naming_the_field(client, org, body, field):
@@ -278,8 +279,13 @@ def test_rule_groups_list_their_rules_and_refuse_deletion_while_in_use(client, o
     assert events(tx, "approval_rule_group.updated")[-1]["data"]["position"] == 5
 
 
-def test_rule_group_positions_are_validated(client, org):
-    for body, field in (({"name": "x", "position": -1}, "position"), ({"name": "x"}, "position")):
+def test_rule_group_positions_and_names_are_validated(client, org):
+    cases = (
+        ({"name": "x", "position": -1}, "position"),
+        ({"name": "x"}, "position"),
+        ({"name": "\x00", "position": 1}, "name"),
+    )
+    for body, field in cases:
         resp = client.simulate_post(RULE_GROUPS, json=body, headers=org.admin.headers)
         assert resp.status_code == 400
         assert field in error_fields(resp)

@@ -1,0 +1,330 @@
+"""Approval requests: submit a quote (rules evaluated, chain snapshotted), recall, approve, reject, read.
+
+Locking: every use case that changes a request locks the quote row first (``lock_quote_facts``), then
+the request row, both FOR UPDATE and always in that order, so a recall and an approval of the same
+quote serialise and concurrent approvals can never double-count or lose a vote.
+
+Events: ``approval.requested`` on submit; per approval ``approval.vote_recorded`` (the step still
+waits), ``approval.step_approved`` (a step completed) and then ``approval.approved`` after the last
+step; ``approval.rejected``; ``approval.recalled``. The quote's own events (``quote.submitted``,
+``quote.approved``, ``quote.rejected``, ``quote.recalled``) come from ``change_quote_status``. A
+submission that fires no rule is approved at once: ``approval.requested``, ``approval.approved``
+and ``quote.approved``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Scope
+from dps_common.db import Transactions
+from dps_common.errors import Conflict, Forbidden, not_found
+from dps_common.http.paging import PageRequest
+
+from dps_api.db.models.approvals import ApprovalGroup, ApprovalRequest, ApprovalRule, ApprovalRuleGroup
+from dps_api.db.paging import keyset
+from dps_api.domain import approval_flow as flow_rules
+from dps_api.domain.approval_flow import (
+    ApproverGroup,
+    Decision,
+    DecisionRecord,
+    FiredRule,
+    Flow,
+    RequestStatus,
+    Requirement,
+    RuleGroupRef,
+    RuleRef,
+    Step,
+    StepStatus,
+    Vote,
+)
+from dps_api.domain.approval_rules import QuoteTerms, RuleSpec, fired_rules
+from dps_api.services.approval_config import members_of, rule_condition
+from dps_api.services.outbox import record_event
+from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts
+
+
+@dataclass(frozen=True)
+class ApprovalFilters:
+    status: RequestStatus | None = None
+    quote_id: UUID | None = None
+
+
+# --- the request row <-> the domain's flow: steps and decisions are stored as the API renders them ---
+
+
+def _at(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+def _uuid(raw: str | None) -> UUID | None:
+    return UUID(raw) if raw is not None else None
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    return {
+        "ruleGroupId": str(step.rule_group_id) if step.rule_group_id else None,
+        "ruleGroupName": step.rule_group_name,
+        "status": step.status.value,
+        "rules": [{"id": str(r.id), "name": r.name} for r in step.rules],
+        "requirements": [
+            {
+                "approvalGroupId": str(req.approval_group_id),
+                "approvalGroupName": req.approval_group_name,
+                "requiredApprovals": req.required_approvals,
+                "memberUserIds": [str(m) for m in req.member_user_ids],
+                "approvals": [{"userId": str(v.user_id), "at": _at(v.at)} for v in req.approvals],
+                "met": req.met,
+            }
+            for req in step.requirements
+        ],
+    }
+
+
+def _step_of(raw: dict[str, Any]) -> Step:
+    requirements = tuple(
+        Requirement(
+            UUID(req["approvalGroupId"]),
+            req["approvalGroupName"],
+            req["requiredApprovals"],
+            tuple(UUID(m) for m in req["memberUserIds"]),
+            tuple(Vote(UUID(v["userId"]), datetime.fromisoformat(v["at"])) for v in req["approvals"]),
+        )
+        for req in raw["requirements"]
+    )
+    rules = tuple(RuleRef(UUID(r["id"]), r["name"]) for r in raw["rules"])
+    return Step(_uuid(raw["ruleGroupId"]), raw["ruleGroupName"], rules, requirements, StepStatus(raw["status"]))
+
+
+def _decision_json(record: DecisionRecord) -> dict[str, Any]:
+    return {
+        "userId": str(record.user_id),
+        "decision": record.decision.value,
+        "comment": record.comment,
+        "at": _at(record.at),
+        "step": record.step,
+    }
+
+
+def _decision_of(raw: dict[str, Any]) -> DecisionRecord:
+    at = datetime.fromisoformat(raw["at"])
+    return DecisionRecord(UUID(raw["userId"]), Decision(raw["decision"]), raw["comment"], at, raw["step"])
+
+
+def flow_of(request: ApprovalRequest) -> Flow:
+    return Flow(
+        owner_user_id=request.quote_owner_user_id,
+        status=RequestStatus(request.status),
+        steps=tuple(_step_of(s) for s in request.steps),
+        current_step=request.current_step,
+        decisions=tuple(_decision_of(d) for d in request.decisions),
+        decided_at=request.decided_at,
+    )
+
+
+def apply_flow(request: ApprovalRequest, flow: Flow, now: datetime) -> None:
+    request.status = flow.status.value
+    request.current_step = flow.current_step
+    request.steps = [_step_json(s) for s in flow.steps]
+    request.decisions = [_decision_json(d) for d in flow.decisions]
+    request.decided_at = flow.decided_at
+    request.updated_at = now
+
+
+def render_request(request: ApprovalRequest) -> dict[str, Any]:
+    """The API's rendering of an approval request, also the snapshot its events carry."""
+    return {
+        "id": str(request.id),
+        "quoteId": str(request.quote_id),
+        "quoteOwnerUserId": str(request.quote_owner_user_id),
+        "requestedByUserId": str(request.requested_by_user_id),
+        "status": request.status,
+        "currentStep": request.current_step,
+        "steps": request.steps,
+        "decisions": request.decisions,
+        "createdAt": request.created_at.astimezone(UTC),
+        "updatedAt": request.updated_at.astimezone(UTC),
+        "decidedAt": request.decided_at.astimezone(UTC) if request.decided_at else None,
+    }
+
+
+def _check_quote_owner(principal: Principal, facts: QuoteFacts) -> None:
+    if facts.owner_user_id != principal.user_id and not principal.has(Scope.QUOTES_ANY):
+        raise Forbidden(
+            f"Only the quote's owner, or a key with the '{Scope.QUOTES_ANY}' scope (admin), may submit or recall "
+            "its approval.",
+            code="not_quote_owner",
+        )
+
+
+def _terms(facts: QuoteFacts) -> QuoteTerms:
+    return QuoteTerms(
+        currency=facts.currency,
+        total_contract_value=facts.total_contract_value,
+        max_discount_percent=facts.max_discount_percent,
+        subscription_term_months=facts.subscription_term_months,
+        locked_below_list=facts.locked_below_list,
+    )
+
+
+def _chain(session: Session, organization_id: UUID, facts: QuoteFacts) -> tuple[flow_rules.Step, ...]:
+    """The organization's active rules evaluated against the quote, built into the approval chain."""
+    stmt = (
+        select(ApprovalRule, ApprovalRuleGroup)
+        .outerjoin(ApprovalRuleGroup, ApprovalRuleGroup.id == ApprovalRule.rule_group_id)
+        .where(ApprovalRule.organization_id == organization_id, ApprovalRule.active.is_(True))
+        .order_by(ApprovalRule.id)
+    )
+    specs, steps_of = [], {}
+    for rule, step in session.execute(stmt):
+        specs.append(RuleSpec(rule.id, rule.name, rule_condition(rule), rule.approval_group_id, rule.rule_group_id))
+        steps_of[rule.id] = RuleGroupRef(step.id, step.name, step.position) if step is not None else None
+    fired = [FiredRule(r.id, r.name, r.approval_group_id, steps_of[r.id]) for r in fired_rules(specs, _terms(facts))]
+    group_ids = sorted({r.approval_group_id for r in fired})
+    groups = session.scalars(select(ApprovalGroup).where(ApprovalGroup.id.in_(group_ids))) if group_ids else []
+    members = members_of(session, group_ids)
+    approvers = {
+        g.id: ApproverGroup(g.id, g.name, frozenset(members[g.id]), g.required_approvals) for g in groups
+    }
+    return flow_rules.build_steps(fired, approvers)
+
+
+def _find_request(session: Session, organization_id: UUID, approval_id: UUID, *, lock: bool = False) -> ApprovalRequest:
+    stmt = select(ApprovalRequest).where(
+        ApprovalRequest.id == approval_id, ApprovalRequest.organization_id == organization_id
+    )
+    if lock:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    request = session.scalar(stmt)
+    if request is None:
+        raise not_found("Approval request")
+    return request
+
+
+class ApprovalService:
+    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+        self._tx = tx
+        self._now = now
+
+    def list(
+        self, principal: Principal, filters: ApprovalFilters, page: PageRequest, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Newest first. ``offset`` serves the deprecated offset/count paging (never with a cursor)."""
+        stmt = select(ApprovalRequest).where(ApprovalRequest.organization_id == principal.organization_id)
+        if filters.status is not None:
+            stmt = stmt.where(ApprovalRequest.status == filters.status.value)
+        if filters.quote_id is not None:
+            stmt = stmt.where(ApprovalRequest.quote_id == filters.quote_id)
+        stmt = keyset(stmt, [ApprovalRequest.id], page, descending=True, convert=[UUID])
+        with self._tx.read() as session:
+            return [render_request(r) for r in session.scalars(stmt.offset(offset) if offset else stmt)]
+
+    def get(self, principal: Principal, approval_id: UUID) -> dict[str, Any]:
+        with self._tx.read() as session:
+            return render_request(_find_request(session, principal.organization_id, approval_id))
+
+    def submit(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+        org_id = principal.organization_id
+        with self._tx() as session:
+            facts = lock_quote_facts(session, org_id, quote_id)
+            _check_quote_owner(principal, facts)
+            if facts.status != "DRAFT":
+                raise Conflict(
+                    f"Only a DRAFT quote can be submitted; this one is {facts.status}.", code="quote_not_draft"
+                )
+            if facts.line_count < 1:
+                raise Conflict("A quote needs at least one line to be submitted.", code="quote_has_no_lines")
+            now = self._now()
+            flow = flow_rules.start(_chain(session, org_id, facts), facts.owner_user_id, now)
+            request = ApprovalRequest(
+                organization_id=org_id,
+                quote_id=facts.quote_id,
+                quote_owner_user_id=facts.owner_user_id,
+                requested_by_user_id=principal.user_id,
+                created_at=now,
+            )
+            apply_flow(request, flow, now)
+            session.add(request)
+            session.flush()
+            view = render_request(request)
+            record_event(session, "approval.requested", org_id, view, now)
+            if flow.status is RequestStatus.APPROVED:
+                record_event(session, "approval.approved", org_id, view, now)
+                change_quote_status(session, org_id, facts.quote_id, "APPROVED", now, "quote.approved")
+            else:
+                change_quote_status(session, org_id, facts.quote_id, "PENDING_APPROVAL", now, "quote.submitted")
+            return view
+
+    def recall(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+        org_id = principal.organization_id
+        with self._tx() as session:
+            facts = lock_quote_facts(session, org_id, quote_id)
+            _check_quote_owner(principal, facts)
+            pending = select(ApprovalRequest.id).where(
+                ApprovalRequest.organization_id == org_id,
+                ApprovalRequest.quote_id == quote_id,
+                ApprovalRequest.status == RequestStatus.PENDING.value,
+            )
+            approval_id = session.scalar(pending)
+            if approval_id is None:
+                raise Conflict("The quote has no pending approval request to recall.", code="no_pending_approval")
+            request = _find_request(session, org_id, approval_id, lock=True)
+            now = self._now()
+            apply_flow(request, flow_rules.recall(flow_of(request), principal.user_id, now), now)
+            session.flush()
+            view = render_request(request)
+            record_event(session, "approval.recalled", org_id, view, now)
+            change_quote_status(session, org_id, quote_id, "DRAFT", now, "quote.recalled")
+            return view
+
+    def approve(self, principal: Principal, approval_id: UUID, comment: str | None) -> dict[str, Any]:
+        org_id = principal.organization_id
+        with self._tx() as session:
+            request = self._lock(session, org_id, approval_id)
+            now = self._now()
+            outcome = flow_rules.approve(flow_of(request), principal.user_id, now, comment)
+            apply_flow(request, outcome.flow, now)
+            session.flush()
+            view = render_request(request)
+            if outcome.completed_step is None:
+                record_event(session, "approval.vote_recorded", org_id, view, now)
+                return view
+            record_event(session, "approval.step_approved", org_id, view, now)
+            if outcome.flow.status is RequestStatus.APPROVED:
+                record_event(session, "approval.approved", org_id, view, now)
+                change_quote_status(session, org_id, request.quote_id, "APPROVED", now, "quote.approved")
+            return view
+
+    def reject(self, principal: Principal, approval_id: UUID, comment: str | None) -> dict[str, Any]:
+        org_id = principal.organization_id
+        with self._tx() as session:
+            request = self._lock(session, org_id, approval_id)
+            now = self._now()
+            apply_flow(request, flow_rules.reject(flow_of(request), principal.user_id, now, comment), now)
+            session.flush()
+            view = render_request(request)
+            record_event(session, "approval.rejected", org_id, view, now)
+            change_quote_status(session, org_id, request.quote_id, "REJECTED", now, "quote.rejected")
+            return view
+
+    @staticmethod
+    def _lock(session: Session, organization_id: UUID, approval_id: UUID) -> ApprovalRequest:
+        """The request, locked after its quote (the lock order every use case here follows)."""
+        quote_id = session.scalar(
+            select(ApprovalRequest.quote_id).where(
+                ApprovalRequest.id == approval_id, ApprovalRequest.organization_id == organization_id
+            )
+        )
+        if quote_id is None:
+            raise not_found("Approval request")
+        lock_quote_facts(session, organization_id, quote_id)
+        return _find_request(session, organization_id, approval_id, lock=True)
+

@@ -32,7 +32,7 @@ def admin(first, identity):
 
 
 def walk(client, path, collection, headers, **params):
-    items, params = [], {**params, "limit": 500}
+    items, params = [], {**params, "limit": 100}
     while True:
         page = client.simulate_get("/external/v1" + path, headers=headers, params=params)
         assert page.status_code == 200, page.text
@@ -103,6 +103,22 @@ def test_quotes_with_their_lines(client, first, viewer):
         assert quote["totals"]["totalContractValue"] not in ("0", "0.00")
 
 
+def test_approval_requests_pending_and_approved(client, first, viewer):
+    expected = {q["name"]: q["approval"] for q in QUOTES if "approval" in q}
+    assert set(first.approvals) == set(expected)
+    requests = {a["id"]: a for a in walk(client, "/approvals", "approvals", viewer)}
+    assert set(requests) == set(first.approvals.values())
+    for name, approval in expected.items():
+        request = requests[first.approvals[name]]
+        quote = client.simulate_get(f"/external/v1/pricing-quotes/{request['quoteId']}", headers=viewer).json
+        assert quote["name"] == name and request["requestedByUserId"] == str(first.users["rep"])
+        if approval == "submit":
+            assert (request["status"], quote["status"]) == ("PENDING", "PENDING_APPROVAL")
+        else:
+            assert (request["status"], quote["status"]) == ("APPROVED", "APPROVED")
+            assert [d["userId"] for d in request["decisions"]] == [str(first.users["approver"])]
+
+
 def keys_by_status(tx, organization_id):
     with tx() as session:
         rows = session.execute(
@@ -122,8 +138,8 @@ def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first,
         first.organization_id, first.users, first.products, first.opportunities
     )
     assert (again.pricebook_id, again.deal_group_id) == (first.pricebook_id, first.deal_group_id)
-    assert (again.approval_groups, again.rule_groups, again.rules, again.quotes) == (
-        first.approval_groups, first.rule_groups, first.rules, first.quotes
+    assert (again.approval_groups, again.rule_groups, again.rules, again.quotes, again.approvals) == (
+        first.approval_groups, first.rule_groups, first.rules, first.quotes, first.approvals
     )
     # a run that only looks acts as the admin alone: one more key, revoked too
     assert keys_by_status(tx, first.organization_id) == {"revoked": after_first["revoked"] + 1}

@@ -68,6 +68,7 @@ def seed_demo(app: falcon.App) -> DemoSeed:
         _seed_opportunities(as_user["admin"], as_user["rep"], demo)
         _seed_approval_config(as_user["admin"], demo)
         _seed_quotes(as_user["admin"], as_user["rep"], demo)
+        _seed_approvals(as_user["admin"], as_user["rep"], as_user["approver"], demo)
     finally:
         for key in issued:
             identity.revoke_key(key.id)
@@ -168,7 +169,7 @@ def _seed_quotes(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
             demo.kept += 1
             demo.quotes[quote["name"]] = found["id"]
             continue
-        body = {k: v for k, v in quote.items() if k not in ("crmId", "lines", "submit")}
+        body = {k: v for k, v in quote.items() if k not in ("crmId", "lines", "approval")}
         body |= {
             "opportunityId": demo.opportunities[quote["crmId"]],
             "pricebookId": demo.pricebook_id,
@@ -180,3 +181,22 @@ def _seed_quotes(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
         created = rep.call("POST", "/pricing-quotes", body)
         demo.created += 1
         demo.quotes[quote["name"]] = created["id"]
+
+
+def _seed_approvals(admin: DemoApi, rep: DemoApi, approver: DemoApi, demo: DemoSeed) -> None:
+    """Submit (and approve) the quotes that say so, unless they already have an approval request."""
+    for quote in data.QUOTES:
+        if "approval" not in quote:
+            continue
+        quote_id = demo.quotes[quote["name"]]
+        found = admin.find("/approvals", "approvals", lambda a: True, quoteId=quote_id)
+        if found is not None:
+            demo.kept += 1
+            demo.approvals[quote["name"]] = found["id"]
+            continue
+        request = rep.call("POST", f"/pricing-quotes/{quote_id}/approval")
+        demo.created += 1
+        if quote["approval"] == "approve" and request["status"] == "PENDING":
+            comment = {"comment": "Approved for the demo: renewal discount within policy."}
+            request = approver.call("POST", f"/approvals/{request['id']}/approve", comment)
+        demo.approvals[quote["name"]] = request["id"]

@@ -55,8 +55,9 @@ RULES = [
      "group": "Finance", "ruleGroup": "Step 2: finance"},
 ]
 
-# quotes of the rep, priced with the pricebook; lines name products by specId. A quote with
-# "submit" is submitted for approval right after the seed creates it.
+# quotes of the rep, priced with the pricebook; lines name products by specId. "approval": the
+# quote is submitted by the rep ("submit": it then waits on Sales Managers) and, for "approve",
+# approved by the approver. That happens once: only while the quote has no approval request yet.
 QUOTES = [
     {"name": "Acme expansion: 2-year platform", "crmId": "DEMO-OPP-0001", "billingFrequency": "MONTHLY",
      "subscriptionTermMonths": 24, "startDate": "2027-01-01", "endDate": "2028-12-31",
@@ -68,5 +69,11 @@ QUOTES = [
      "subscriptionTermMonths": 12, "startDate": "2027-02-01",
      "lines": [{"specId": "PLATFORM-SEAT", "quantity": "80", "discountPercent": "25"},
                {"specId": "ANALYTICS-ADDON", "quantity": "2"}],
-     "submit": True},
+     "approval": "submit"},
+    {"name": "Initech renewal: 1 year", "crmId": "DEMO-OPP-0003", "billingFrequency": "ANNUAL",
+     "subscriptionTermMonths": 12, "startDate": "2027-04-01", "endDate": "2028-03-31",
+     "lines": [{"specId": "PLATFORM-SEAT", "quantity": "40", "discountPercent": "22"},
+               {"specId": "PREMIUM-SUPPORT", "quantity": "1"},
+               {"specId": "ONBOARDING", "quantity": "1", "netUnitPrice": "4000.00"}],
+     "approval": "approve"},
 ]

@@ -91,3 +91,9 @@ def test_malformed_json_is_a_400():
 def test_body_without_json_content_type_is_refused():
     with pytest.raises(UnsupportedMediaType):
         parse_body(json_request(b'{"name": "a"}', content_type="text/plain"), Body)
+
+
+def test_nul_characters_are_refused_naming_the_field():
+    with pytest.raises(ValidationFailed) as err:
+        parse_body(json_request(b'{"name": "a", "lines": [{"quantity": 1, "note": "x\\u0000y"}]}'), Body)
+    assert err.value.extra["errors"][0]["field"] == "lines[0].note"

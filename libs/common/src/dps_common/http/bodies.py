@@ -12,6 +12,7 @@ import falcon
 from pydantic import BaseModel, ValidationError
 
 from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from dps_common.http.json import loads
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -54,11 +55,35 @@ def validation_failed(errors: list[dict]) -> ValidationFailed:
     return ValidationFailed(f"{first['field']}: {first['message']}", extra={"errors": fields})
 
 
+def _nul_field(value, loc: tuple = ()) -> tuple | None:
+    """The location of the first string holding a NUL character (PostgreSQL text cannot store one)."""
+    if isinstance(value, str):
+        return loc if "\x00" in value else None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _nul_field(item, (*loc, key))
+        if found is not None:
+            return found
+    return None
+
+
 def parse_body(req: falcon.Request, model: type[M]) -> M:
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaType("Requests with a body must be sent as Content-Type: application/json.")
     raw = read_body(req)
+    if b"\\u0000" in raw:  # rare: find the field precisely only then
+        try:
+            loc = _nul_field(loads(raw))
+        except ValueError:
+            loc = None
+        if loc is not None:
+            raise validation_failed([{"loc": loc, "msg": "must not contain NUL characters"}])
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:

@@ -1,7 +1,7 @@
 """Path and query parameters: typed reads with the error a client expects.
 
 A malformed id in a path names nothing that exists, so it is a 404 like any unknown id; a malformed
-query parameter is a 400 naming the parameter.
+query parameter, an empty one included (``?status=``), is a 400 naming the parameter.
 """
 
 from __future__ import annotations
@@ -28,9 +28,18 @@ def _invalid(name: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"{name}: {message}", extra={"errors": [{"field": name, "message": message}]})
 
 
+def query_str(req: falcon.Request, name: str, *, max_length: int = 200) -> str | None:
+    raw = req.get_param(name)
+    if raw is None:
+        return None
+    if not raw or len(raw) > max_length or "\x00" in raw:
+        raise _invalid(name, f"must be 1 to {max_length} characters, without NUL")
+    return raw
+
+
 def query_uuid(req: falcon.Request, name: str, *, required: bool = False) -> UUID | None:
     raw = req.get_param(name)
-    if raw is None or raw == "":
+    if raw is None:
         if required:
             raise _invalid(name, "query parameter is required")
         return None
@@ -42,7 +51,7 @@ def query_uuid(req: falcon.Request, name: str, *, required: bool = False) -> UUI
 
 def query_enum(req: falcon.Request, name: str, kind: type[E]) -> E | None:
     raw = req.get_param(name)
-    if raw is None or raw == "":
+    if raw is None:
         return None
     try:
         return kind(raw)
@@ -52,7 +61,7 @@ def query_enum(req: falcon.Request, name: str, kind: type[E]) -> E | None:
 
 def query_int(req: falcon.Request, name: str, *, minimum: int, maximum: int | None = None) -> int | None:
     raw = req.get_param(name)
-    if raw is None or raw == "":
+    if raw is None:
         return None
     if not raw.isdigit() or int(raw) < minimum or (maximum is not None and int(raw) > maximum):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
@@ -62,7 +71,7 @@ def query_int(req: falcon.Request, name: str, *, minimum: int, maximum: int | No
 
 def query_bool(req: falcon.Request, name: str) -> bool | None:
     raw = req.get_param(name)
-    if raw is None or raw == "":
+    if raw is None:
         return None
     if raw not in ("true", "false"):
         raise _invalid(name, "must be true or false")

@@ -7,7 +7,7 @@ from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
-from dps_common.http.params import path_id, query_enum, query_uuid
+from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 
 from dps_api.context import AppContext
 from dps_api.schemas.opportunities import (
@@ -62,7 +62,7 @@ class OpportunitiesResource:
         filters = OpportunityFilters(
             stage=query_enum(req, "stage", OpportunityStage),
             owner_user_id=query_uuid(req, "ownerUserId"),
-            crm_id=req.get_param("crmId") or None,
+            crm_id=query_str(req, "crmId"),
         )
         scope = cursor_scope(
             req, {"stage": filters.stage, "ownerUserId": filters.owner_user_id, "crmId": filters.crm_id}

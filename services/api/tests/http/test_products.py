@@ -246,6 +246,8 @@ def test_locked_prices_need_their_own_scope_in_the_service(app, client, org):
         ({"locked": 1}, "locked"),
         ({"name": ""}, "name"),
         ({"specId": "has space"}, "specId"),
+        ({"specId": "NUL\u0000"}, "specId"),
+        ({"shortName": "nul \u0000"}, "shortName"),
         ({"tiers": {"USD": [{"upTo": None, "unitPrice": "1"}]}}, "tiers"),
         ({"priceModel": "TIERED", "listPrices": {"USD": "1"}}, "tiers"),
         ({"priceModel": "TIERED", "listPrices": {"USD": "1"}, "tiers": {"EUR": [{"unitPrice": "1"}]}}, "tiers"),

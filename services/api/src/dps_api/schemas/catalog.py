@@ -39,7 +39,7 @@ def amount_problem(currency: str, amount: Decimal) -> str | None:
     if amount < 0:
         return f"{currency} amount must not be negative"
     exponent = iso4217.Currency(currency).exponent
-    if -amount.as_tuple().exponent > exponent:
+    if -amount.normalize().as_tuple().exponent > exponent:  # "100.00" JPY is a whole amount
         return f"{currency} amount {amount} has more decimal places than {currency} allows ({exponent})"
     return None
 
@@ -113,9 +113,11 @@ Tiers = Annotated[
     ),
 ]
 Currency = Annotated[CurrencyCode, AfterValidator(_currency)]
+# PostgreSQL text cannot hold NUL; refuse it as a 400 instead of failing at insert
+Label = Annotated[Name, StringConstraints(pattern=r"^[^\x00]*$")]
 SpecId = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=100, pattern=r"^\S+$"),
+    StringConstraints(min_length=1, max_length=100, pattern=r"^[^\s\x00]+$"),
     Field(description="Stable across versions; unique within the organization; no whitespace."),
 ]
 
@@ -124,8 +126,8 @@ SpecId = Annotated[
 
 class ProductCreate(RequestModel):
     specId: SpecId
-    name: Name
-    shortName: Name | None = None
+    name: Label
+    shortName: Label | None = None
     active: bool = True
     priceModel: PriceModel
     priceFrequency: PriceFrequency | None = Field(
@@ -142,8 +144,8 @@ class ProductUpdate(RequestModel):
     (shortName, tiers, cost) are cleared with null; an explicit null elsewhere is a 400."""
 
     specId: SpecId = Field(default=None, description="Cannot change; accepted only when equal to the current one.")
-    name: Name = Field(default=None)
-    shortName: Name | None = None
+    name: Label = Field(default=None)
+    shortName: Label | None = None
     active: bool = Field(default=None)
     priceModel: PriceModel = Field(default=None, description="Leaving TIERED drops the tiers unless tiers are sent.")
     priceFrequency: PriceFrequency = Field(default=None)
@@ -189,7 +191,7 @@ class PricebookEntryIn(RequestModel):
 
 
 class PricebookCreate(RequestModel):
-    name: Name
+    name: Label
     currency: Currency
     active: bool = True
     assignedUserIds: list[UUID] = Field(default_factory=list, description="Users who may price quotes with it.")
@@ -200,7 +202,7 @@ class PricebookUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Lists are replaced
     as a whole."""
 
-    name: Name = Field(default=None)
+    name: Label = Field(default=None)
     currency: Currency = Field(default=None)
     active: bool = Field(default=None)
     assignedUserIds: list[UUID] = Field(default=None)

@@ -84,8 +84,7 @@ class PricebookService:
             if "entries" in sent:
                 entries = _checked_entries(session, principal, currency, body.entries)
             else:
-                entries = current_entries
-                _check_amounts(currency, entries, "currency")
+                entries = _in_currency(currency, current_entries)
             current_users = _users_of(session, [pricebook.id])[pricebook.id]
             users = _checked_users(session, principal, body.assignedUserIds) if "assignedUserIds" in sent else current_users
             if not changes and entries == current_entries and users == current_users:
@@ -115,10 +114,12 @@ def _find(session: Session, principal: Principal, pricebook_id: UUID, *, for_upd
     return pricebook
 
 
-def _check_amounts(currency: str, entries: dict[UUID, Decimal], field: str) -> None:
-    errors = [(field, f"entry for product {pid}: {p}") for pid, a in entries.items() if (p := amount_problem(currency, a))]
+def _in_currency(currency: str, entries: dict[UUID, Decimal]) -> dict[UUID, Decimal]:
+    """Kept entries moved to a new currency: each must fit its minor units (else 400 on currency)."""
+    errors = [("currency", f"entry for product {pid}: {p}") for pid, a in entries.items() if (p := amount_problem(currency, a))]
     if errors:
         raise invalid(errors)
+    return {pid: Decimal(format_amount(currency, amount)) for pid, amount in entries.items()}
 
 
 def _checked_entries(
@@ -132,6 +133,8 @@ def _checked_entries(
             errors.append((f"entries[{index}].productId", "the product already has an entry"))
         elif problem := amount_problem(currency, amount):
             errors.append((f"entries[{index}].unitPrice", problem))
+        else:
+            amount = Decimal(format_amount(currency, amount))
         prices[entry.productId] = amount
     if prices:
         known = set(

@@ -81,11 +81,13 @@ def _stop(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def server(server_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The api under gunicorn (2 workers, TLS); yields its origin ``https://127.0.0.1:<port>``."""
+    """The api under gunicorn with its production settings, 2 workers, TLS; yields its origin
+    ``https://127.0.0.1:<port>``."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     command = [
         sys.executable, "-m", "gunicorn", "dps_api.wsgi:create()",
+        "--config", "python:dps_api.gunicorn_conf",  # the production settings (gthread workers, keep-alive)
         "--bind", f"127.0.0.1:{port}",
         "--workers", "2",
         "--certfile", tls_files["cert"],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from contract_client import Api, KeyLike
@@ -68,3 +70,19 @@ def approval_rule(api: Api, admin_key: KeyLike, approval_group_id: str, **fields
         **fields,
     }
     return api.ok("POST", "/approval-rules", admin_key, json=body, status=201)
+
+
+def line(product_id: str, **fields: Any) -> dict:
+    return {"productId": product_id, "quantity": "1", **fields}
+
+
+def approval_request(api: Api, key: KeyLike, product_id: str, discount: str = "0", **quote_fields: Any) -> dict:
+    """A quote with one line, submitted for approval: the approval request it opened."""
+    submitted = quote(api, key, lines=[line(product_id, discountPercent=discount)], **quote_fields)
+    return api.ok("POST", f"/pricing-quotes/{submitted['id']}/approval", key, status=201)
+
+
+def many(count: int, make: Callable[[], dict], workers: int = 6) -> list[dict]:
+    """``count`` objects made concurrently (the server runs several workers); creation order is lost."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda _: make(), range(count)))

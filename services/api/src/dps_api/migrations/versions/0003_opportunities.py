@@ -35,8 +35,8 @@ def upgrade() -> None:
         ),
         sa.ForeignKeyConstraint(["owner_user_id"], ["users.id"], name="fk_opportunities_owner_user_id_users"),
         sa.UniqueConstraint("organization_id", "crm_id", name="uq_opportunities_organization_id"),
-        sa.CheckConstraint("amount IS NULL OR currency IS NOT NULL", name="ck_opportunities_amount_has_currency"),
-        sa.CheckConstraint("amount IS NULL OR amount >= 0", name="ck_opportunities_amount_not_negative"),
+        sa.CheckConstraint("amount IS NULL OR currency IS NOT NULL", name=op.f("ck_opportunities_amount_has_currency")),
+        sa.CheckConstraint("amount IS NULL OR amount >= 0", name=op.f("ck_opportunities_amount_not_negative")),
     )
     op.create_index("ix_opportunities_organization_id", "opportunities", ["organization_id"])
     op.create_index("ix_opportunities_owner_user_id", "opportunities", ["owner_user_id"])

@@ -189,7 +189,7 @@ def _chain(session: Session, organization_id: UUID, facts: QuoteFacts) -> tuple[
         steps_of[rule.id] = RuleGroupRef(step.id, step.name, step.position) if step is not None else None
     fired = [FiredRule(r.id, r.name, r.approval_group_id, steps_of[r.id]) for r in fired_rules(specs, _terms(facts))]
     group_ids = sorted({r.approval_group_id for r in fired})
-    groups = session.scalars(select(ApprovalGroup).where(ApprovalGroup.id.in_(group_ids))) if group_ids else []
+    groups = list(session.scalars(select(ApprovalGroup).where(ApprovalGroup.id.in_(group_ids)))) if group_ids else []
     members = members_of(session, group_ids)
     approvers = {
         g.id: ApproverGroup(g.id, g.name, frozenset(members[g.id]), g.required_approvals) for g in groups

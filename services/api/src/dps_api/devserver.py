@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.exc import OperationalError
+
 from dps_common.settings import SettingsError
 
 from dps_api.db.migrate import upgrade
@@ -39,6 +41,9 @@ def main() -> int:
     except (SettingsError, SeedError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except OperationalError as error:
+        print(f"error: cannot reach the database: {error.orig or error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C before gunicorn started; the database is already stopped
         return 130
 
@@ -49,7 +54,7 @@ def run() -> int:
     env = {**load_secrets(run_dir / "secrets.env"), **os.environ}  # the environment wins
     env.setdefault("HOST", "127.0.0.1")  # a dev server: this machine only unless HOST says otherwise
     env.setdefault("PORT", "8080")
-    port_problem = _port_problem(env["HOST"], int(env["PORT"]))
+    port_problem = _port_problem(env["HOST"], env["PORT"])
     if port_problem:
         print(f"error: {port_problem}", file=sys.stderr)
         return 1
@@ -165,7 +170,11 @@ def _wait_ready(base: str, process: subprocess.Popen) -> bool:
     return False
 
 
-def _port_problem(host: str, port: int) -> str | None:
+def _port_problem(host: str, port_text: str) -> str | None:
+    """Why gunicorn could not listen there, found before the database is started."""
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return f"PORT must be a TCP port number, got {port_text!r}"
+    port = int(port_text)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

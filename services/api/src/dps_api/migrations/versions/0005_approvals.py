@@ -41,7 +41,7 @@ def upgrade() -> None:
         *_timestamps(),
         sa.PrimaryKeyConstraint("id", name="pk_approval_groups"),
         _organization_fk("approval_groups"),
-        sa.CheckConstraint("required_approvals >= 1", name="ck_approval_groups_required_approvals_positive"),
+        sa.CheckConstraint("required_approvals >= 1", name=op.f("ck_approval_groups_required_approvals_positive")),
     )
     op.create_index("ix_approval_groups_organization_id", "approval_groups", ["organization_id"])
 
@@ -92,8 +92,8 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["rule_group_id"], ["approval_rule_groups.id"], name="fk_approval_rules_rule_group_id_approval_rule_groups"
         ),
-        sa.CheckConstraint(f"condition_type IN ({CONDITION_TYPES})", name="ck_approval_rules_condition_type"),
-        sa.CheckConstraint("threshold IS NULL OR threshold >= 0", name="ck_approval_rules_threshold_not_negative"),
+        sa.CheckConstraint(f"condition_type IN ({CONDITION_TYPES})", name=op.f("ck_approval_rules_condition_type")),
+        sa.CheckConstraint("threshold IS NULL OR threshold >= 0", name=op.f("ck_approval_rules_threshold_not_negative")),
     )
     op.create_index("ix_approval_rules_organization_id", "approval_rules", ["organization_id"])
     op.create_index("ix_approval_rules_approval_group_id", "approval_rules", ["approval_group_id"])
@@ -122,7 +122,7 @@ def upgrade() -> None:
             ["requested_by_user_id"], ["users.id"], name="fk_approval_requests_requested_by_user_id_users"
         ),
         sa.CheckConstraint(
-            "status IN ('PENDING', 'APPROVED', 'REJECTED', 'RECALLED')", name="ck_approval_requests_status"
+            "status IN ('PENDING', 'APPROVED', 'REJECTED', 'RECALLED')", name=op.f("ck_approval_requests_status")
         ),
     )
     op.create_index("ix_approval_requests_organization_id", "approval_requests", ["organization_id", "id"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import time
-import uuid
 
 import falcon
 from prometheus_client import Counter, Histogram
@@ -32,7 +32,7 @@ class RequestContext:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
         given = req.get_header(REQUEST_ID_HEADER)
-        req.context.request_id = given if given and _VALID_REQUEST_ID.match(given) else uuid.uuid4().hex
+        req.context.request_id = given if given and _VALID_REQUEST_ID.match(given) else secrets.token_hex(16)
         resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
         length = req.content_length
         if length is not None and length > MAX_BODY_BYTES:
@@ -44,6 +44,17 @@ class Observability:
 
     def __init__(self, service: str):
         self.service = service
+        # labelled children by (method, route, status): ``labels()`` validates and locks on every
+        # call; the set of routes, methods and statuses is small and fixed, so look them up once
+        self._children: dict[tuple[str, str, int], tuple] = {}
+
+    def _metrics(self, method: str, route: str, status: int) -> tuple:
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = (REQUESTS.labels(self.service, method, route, status), LATENCY.labels(self.service, method, route))
+            self._children[key] = children
+        return children
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource, req_succeeded: bool) -> None:
         started = req.context.get("started")
@@ -52,8 +63,9 @@ class Observability:
         elapsed = time.perf_counter() - started
         route = req.uri_template or "unmatched"
         status = resp.status_code
-        REQUESTS.labels(self.service, req.method, route, status).inc()
-        LATENCY.labels(self.service, req.method, route).observe(elapsed)
+        requests, latency = self._metrics(req.method, route, status)
+        requests.inc()
+        latency.observe(elapsed)
         if log.isEnabledFor(logging.INFO):
             principal = req.context.get("principal")
             log.info(

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -107,11 +107,13 @@ def server(server_env: dict[str, str], tls_files: dict[str, str], tmp_path_facto
 def _wait_ready(process: subprocess.Popen, origin: str, ca_file: str, log_path: Path) -> None:
     deadline = time.monotonic() + READY_DEADLINE_SECONDS
     last_error = "no answer yet"
+    probe = requests.Session()
+    probe.trust_env = False  # no proxy in the way of 127.0.0.1
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"gunicorn exited with {process.returncode}:\n{log_path.read_text()[-4000:]}", pytrace=False)
         try:
-            resp = requests.get(origin + "/readyz", verify=ca_file, timeout=2)
+            resp = probe.get(origin + "/readyz", verify=ca_file, timeout=2)
             if resp.status_code == 200:
                 return
             last_error = f"/readyz answered {resp.status_code}: {resp.text[:200]}"
@@ -132,7 +134,7 @@ def admin(server_env: dict[str, str]) -> Admin:
 
 
 @pytest.fixture(scope="session")
-def make_org(admin: Admin) -> callable:
+def make_org(admin: Admin) -> Callable[[str], Org]:
     """A new organization with an admin, a user and a view-only member, each with a key of that role."""
 
     def make(name: str) -> Org:
@@ -152,7 +154,7 @@ def other_org(make_org) -> Org:
 
 
 @pytest.fixture
-def fresh_member(org: Org, request: pytest.FixtureRequest) -> callable:
+def fresh_member(org: Org, request: pytest.FixtureRequest) -> Callable[[str], Member]:
     """A new member of ``org`` for tests that rotate or revoke keys (never the shared ones)."""
     counter = iter(range(1000))
 

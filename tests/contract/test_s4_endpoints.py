@@ -5,10 +5,27 @@ required; that opportunity's groups); unknown request fields dropped silently, t
 
 from __future__ import annotations
 
+import socket
+from urllib.parse import urlsplit
+
 import pytest
 
 import contract_data as data
 from contract_client import assert_problem
+
+def test_only_https_is_served(api, org):
+    """A plain-HTTP request on the api's port gets no HTTP answer, let alone data."""
+    origin = urlsplit(api.origin)
+    request = f"GET /external/v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: {org.viewer.key}\r\n\r\n"
+    with socket.create_connection((origin.hostname, origin.port), timeout=10) as plain:
+        plain.sendall(request.encode())
+        try:
+            answer = plain.recv(65536)
+        except ConnectionResetError:
+            answer = b""
+    assert not answer.startswith(b"HTTP/1.1 2"), answer[:200]
+    assert b"organization" not in answer
+
 
 # --- /whoami -------------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import ssl
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 
 import contract_data as data
 from contract_client import INVALID_KEY, MISSING_KEY, assert_problem
@@ -161,8 +162,6 @@ def test_413_with_requests_chunked_generator(api, org):
 
 
 def _post_oversized(api, org, body):
-    import requests
-
     try:
         return api.post("/opportunities", org.user, data=body, headers={"Content-Type": "application/json"})
     except requests.ConnectionError as exc:  # the server closed mid-upload without an answer we could read

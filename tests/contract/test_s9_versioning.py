@@ -23,10 +23,19 @@ def test_other_version_paths_are_not_found(api, org, path):
     assert_problem(api.get(path, org.admin, absolute=True), 404)
 
 
+LISTS = ["/products", "/pricebooks", "/opportunities", "/pricing-quotes", "/approval-groups", "/approval-rules",
+         "/approval-rule-groups", "/approvals"]
+
+
 def test_responses_are_json_objects(api, org):
-    for path in ("/whoami", "/openapi.json"):
-        body = api.ok("GET", path, org.admin)
-        assert isinstance(body, dict), path
+    """Clients must ignore fields they do not know: every answer is an object they can extend."""
+    for path in ["/whoami", "/openapi.json", *LISTS, "/deal-groups?opportunityId=00000000-0000-7000-8000-000000000000"]:
+        resp = api.get(path, org.admin)
+        assert resp.headers["content-type"].split(";")[0] in ("application/json", "application/problem+json"), path
+        assert isinstance(resp.json(), dict), path
+    for path in LISTS:
+        body = api.ok("GET", path, org.admin, params={"limit": 1})
+        assert all(isinstance(item, dict) for key, value in body.items() if isinstance(value, list) for item in value)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from dps_api.db.models.catalog import Pricebook, PricebookEntry, PricebookVersion
 from dps_api.db.models.outbox import OutboxEvent
+from dps_api.schemas.catalog import PricebookList
 
 BASE = "/external/v1/pricebooks"
 PRODUCTS = "/external/v1/products"
@@ -22,7 +23,8 @@ def product(client, org, **fields):
 
 
 def create(client, org, **fields):
-    resp = client.simulate_post(BASE, json={"name": "Partner prices", "currency": "USD", **fields}, headers=org.admin.headers)
+    body = {"name": "Partner prices", "currency": "USD", **fields}
+    resp = client.simulate_post(BASE, json=body, headers=org.admin.headers)
     assert resp.status_code == 201, resp.json
     return resp.json
 
@@ -176,11 +178,11 @@ def test_entry_prices_products_and_duplicates_are_checked(client, org, other_org
     )
     assert resp.status_code == 400
     fields = error_fields(resp)
-    assert {"entries[0].unitPrice", "entries[1].productId", "entries[2].productId", "entries[3].unitPrice"} <= set(fields)
+    expected = {"entries[0].unitPrice", "entries[1].productId", "entries[2].productId", "entries[3].unitPrice"}
+    assert expected <= set(fields)
     assert count_rows(tx, Pricebook) == 0
-    users = client.simulate_post(
-        BASE, json={"name": "PB", "currency": "JPY", "assignedUserIds": [str(other_org.user.user_id)]}, headers=org.admin.headers
-    )
+    foreign_user = {"name": "PB", "currency": "JPY", "assignedUserIds": [str(other_org.user.user_id)]}
+    users = client.simulate_post(BASE, json=foreign_user, headers=org.admin.headers)
     assert users.status_code == 400 and error_fields(users) == ["assignedUserIds[0]"]
 
 
@@ -194,11 +196,13 @@ def test_another_organizations_pricebook_is_404(client, org, other_org):
 
 
 def test_walking_all_pages_and_limits(client, org):
-    made = [create(client, org, name=f"PB {i}", active=i != 2)["id"] for i in range(5)]
+    entries = [{"productId": product(client, org), "unitPrice": "1"}]
+    made = [create(client, org, name=f"PB {i}", active=i != 2, entries=entries)["id"] for i in range(5)]
     seen, cursor, pages = [], None, 0
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
         page = client.simulate_get(BASE, params=params, headers=org.viewer.headers).json
+        PricebookList.model_validate(page)  # the documented response schema
         seen += [b["id"] for b in page["pricebooks"]]
         pages += 1
         cursor = page["nextCursor"]

@@ -13,7 +13,7 @@ from dps_common.errors import Forbidden
 
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.db.models.outbox import OutboxEvent
-from dps_api.schemas.catalog import ProductUpdate
+from dps_api.schemas.catalog import ProductList, ProductUpdate
 from dps_api.services.catalog import CatalogService
 
 BASE = "/external/v1/products"
@@ -56,6 +56,7 @@ def walk(client, url, headers, limit):
         assert resp.status_code == 200, resp.json
         pages += 1
         assert len(resp.json["products"]) <= limit
+        ProductList.model_validate(resp.json)  # the documented response schema
         items += resp.json["products"]
         cursor = resp.json["nextCursor"]
         if cursor is None:
@@ -252,10 +253,9 @@ def test_locked_prices_need_their_own_scope_in_the_service(app, client, org):
         ({"priceModel": "TIERED", "listPrices": {"USD": "1"}}, "tiers"),
         ({"priceModel": "TIERED", "listPrices": {"USD": "1"}, "tiers": {"EUR": [{"unitPrice": "1"}]}}, "tiers"),
         ({"priceModel": "TIERED", "tiers": {"USD": [{"upTo": "5", "unitPrice": "1"}]}}, "tiers"),
-        (
-            {"priceModel": "TIERED", "tiers": {"USD": [{"upTo": "5", "unitPrice": "1"}, {"upTo": "5", "unitPrice": "1"}]}},
-            "tiers",
-        ),
+        ({"priceModel": "TIERED", "tiers": {"USD": [{"upTo": "5", "unitPrice": "-1"}, {"unitPrice": "1"}]}}, "tiers"),
+        ({"priceModel": "TIERED", "tiers": {"JPY": [{"upTo": "5", "unitPrice": "1.5"}, {"unitPrice": "1"}]}}, "tiers"),
+        ({"priceModel": "TIERED", "tiers": {"USD": [{"upTo": "5", "unitPrice": "1"}] * 2}}, "tiers"),
         ({"priceModel": "ONE_TIME_FEE", "priceFrequency": "MONTHLY"}, "priceFrequency"),
         ({"priceModel": "FLAT", "priceFrequency": "ONE_TIME"}, "priceFrequency"),
     ],
@@ -328,7 +328,8 @@ def test_another_organizations_product_is_404(client, org, other_org):
 
 
 def test_walking_all_pages_returns_every_visible_product_once_in_id_order(client, org, other_org):
-    made = [create(client, org, active=i % 3 != 0) for i in range(7)]
+    tiered = {"priceModel": "TIERED", "listPrices": {"USD": "2"}, "tiers": {"USD": [{"upTo": None, "unitPrice": "2"}]}}
+    made = [create(client, org, active=i % 3 != 0, cost={"USD": "1"}, **(tiered if i == 1 else {})) for i in range(7)]
     create(client, other_org)
     admin_items, admin_pages = walk(client, BASE, org.admin.headers, 2)
     assert [p["id"] for p in admin_items] == [p["id"] for p in made] and admin_pages == 4

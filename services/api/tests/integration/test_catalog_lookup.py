@@ -103,7 +103,8 @@ def test_inactive_product_cannot_be_priced_anew_but_its_pinned_version_can(tx, c
 
 def test_no_price_in_the_currency_and_a_pricebook_in_another_currency(tx, catalog, pricebooks, admin, org):
     product_id = make_product(catalog, admin)
-    eur_book = make_pricebook(pricebooks, admin, currency="EUR", entries=[{"productId": str(product_id), "unitPrice": "70"}])
+    entries = [{"productId": str(product_id), "unitPrice": "70"}]
+    eur_book = make_pricebook(pricebooks, admin, currency="EUR", entries=entries)
     with tx() as session:
         with pytest.raises(ValidationFailed) as raised:
             price_product(session, org.id, product_id, "EUR", pricebook=None)

@@ -131,11 +131,14 @@ class ProductCreate(RequestModel):
     active: bool = True
     priceModel: PriceModel
     priceFrequency: PriceFrequency | None = Field(
-        default=None, description="Defaults to ONE_TIME for ONE_TIME_FEE products (the only ones using it), else MONTHLY."
+        default=None,
+        description="Defaults to ONE_TIME for ONE_TIME_FEE products (the only ones using it), else MONTHLY.",
     )
     listPrices: Prices = Field(default_factory=dict)
     tiers: Tiers | None = None
-    locked: bool = Field(default=False, description="Non-admin keys cannot negotiate below list. Needs locked-prices:write.")
+    locked: bool = Field(
+        default=False, description="Non-admin keys cannot negotiate below list. Needs locked-prices:write."
+    )
     cost: Prices | None = Field(default=None, description="Unit cost per currency. Admin keys only.")
 
 

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Select, select
+from orjson import Fragment
+from sqlalchemy import Select, Text, cast, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -45,6 +46,7 @@ _FIELDS = (
 )
 _KEYS = ("id",) + tuple(key for key, _ in _FIELDS)
 _KEYS_WITH_COST = _KEYS + ("cost",)
+_JSON_ATTRS = frozenset({"list_prices", "tiers", "cost"})
 # request field -> attribute, for partial updates
 _UPDATABLE = {
     "name": "name",
@@ -66,11 +68,11 @@ def sees_everything(principal: Principal) -> bool:
 
 
 def _select(table: type[Product] | type[ProductVersion], with_cost: bool) -> Select:
+    """The rendered columns; JSONB ones come back as their JSON text (see ``_rows``)."""
     id_column = table.id if table is Product else table.product_id
-    columns = [id_column, *(getattr(table, attr) for _, attr in _FIELDS)]
-    if with_cost:
-        columns.append(table.cost)
-    return select(*columns)
+    attrs = [attr for _, attr in _FIELDS] + (["cost"] if with_cost else [])
+    columns = [cast(getattr(table, a), Text) if a in _JSON_ATTRS else getattr(table, a) for a in attrs]
+    return select(id_column, *columns)
 
 
 def render(entity: Product, *, with_cost: bool) -> dict[str, Any]:
@@ -83,8 +85,19 @@ def render(entity: Product, *, with_cost: bool) -> dict[str, Any]:
 
 
 def _rows(session: Session, stmt: Select, with_cost: bool) -> list[dict[str, Any]]:
+    """Core rows (one fetchall, no ORM entities) zipped into response dicts. The JSONB fields arrive
+    as the text PostgreSQL stored and go out as ``orjson.Fragment``: parsing them into dicts only
+    to serialise them again was most of the list's cost."""
     keys = _KEYS_WITH_COST if with_cost else _KEYS
-    return [dict(zip(keys, row)) for row in session.connection().execute(stmt)]
+    products = []
+    for row in session.connection().execute(stmt).all():
+        product = dict(zip(keys, row))
+        product["listPrices"] = Fragment(product["listPrices"])
+        product["tiers"] = Fragment(product["tiers"])
+        if with_cost:
+            product["cost"] = Fragment(product["cost"])
+        products.append(product)
+    return products
 
 
 def invalid(errors: list[tuple[str, str]]) -> ValidationFailed:

@@ -17,7 +17,14 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
 
-from dps_api.db.models.catalog import Pricebook, PricebookEntry, PricebookUser, PricebookVersion, Product, ProductVersion
+from dps_api.db.models.catalog import (
+    Pricebook,
+    PricebookEntry,
+    PricebookUser,
+    PricebookVersion,
+    Product,
+    ProductVersion,
+)
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,8 @@ def price_product(
         raise ValidationFailed(f"Product {row.spec_id} is inactive and cannot be quoted.", code="product_inactive")
     if pricebook is not None and pricebook.currency != currency:
         raise ValidationFailed(
-            f"The pricebook's currency {pricebook.currency} differs from {currency}.", code="pricebook_currency_mismatch"
+            f"The pricebook's currency {pricebook.currency} differs from {currency}.",
+            code="pricebook_currency_mismatch",
         )
 
     unit_price = _pricebook_price(session, pricebook, product_id) if pricebook is not None else None

@@ -86,7 +86,9 @@ class PricebookService:
             else:
                 entries = _in_currency(currency, current_entries)
             current_users = _users_of(session, [pricebook.id])[pricebook.id]
-            users = _checked_users(session, principal, body.assignedUserIds) if "assignedUserIds" in sent else current_users
+            users = current_users
+            if "assignedUserIds" in sent:
+                users = _checked_users(session, principal, body.assignedUserIds)
             if not changes and entries == current_entries and users == current_users:
                 return _render(pricebook, entries, users)
             now = self._now()
@@ -116,7 +118,11 @@ def _find(session: Session, principal: Principal, pricebook_id: UUID, *, for_upd
 
 def _in_currency(currency: str, entries: dict[UUID, Decimal]) -> dict[UUID, Decimal]:
     """Kept entries moved to a new currency: each must fit its minor units (else 400 on currency)."""
-    errors = [("currency", f"entry for product {pid}: {p}") for pid, a in entries.items() if (p := amount_problem(currency, a))]
+    errors = [
+        ("currency", f"entry for product {pid}: {problem}")
+        for pid, amount in entries.items()
+        if (problem := amount_problem(currency, amount))
+    ]
     if errors:
         raise invalid(errors)
     return {pid: Decimal(format_amount(currency, amount)) for pid, amount in entries.items()}
@@ -242,7 +248,8 @@ def _render(pricebook: Pricebook, entries: dict[UUID, Decimal], user_ids: Iterab
         "active": pricebook.active,
         "assignedUserIds": [str(user_id) for user_id in user_ids],
         "entries": [
-            {"productId": str(pid), "unitPrice": format_amount(pricebook.currency, price)} for pid, price in entries.items()
+            {"productId": str(pid), "unitPrice": format_amount(pricebook.currency, price)}
+            for pid, price in entries.items()
         ],
         "createdAt": pricebook.created_at,
         "updatedAt": pricebook.updated_at,

@@ -43,7 +43,9 @@ def upgrade() -> None:
         sa.Column("id", sa.Uuid(), nullable=False),
         *_product_columns(),
         sa.PrimaryKeyConstraint("id", name="pk_products"),
-        sa.ForeignKeyConstraint(["organization_id"], ["organizations.id"], name="fk_products_organization_id_organizations"),
+        sa.ForeignKeyConstraint(
+            ["organization_id"], ["organizations.id"], name="fk_products_organization_id_organizations"
+        ),
         sa.UniqueConstraint("organization_id", "spec_id", name="uq_products_organization_id"),
         sa.CheckConstraint(_PRICE_MODELS, name="ck_products_price_model"),
         sa.CheckConstraint(_PRICE_FREQUENCIES, name="ck_products_price_frequency"),

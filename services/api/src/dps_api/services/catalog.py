@@ -3,7 +3,8 @@ partial update that makes a new immutable version.
 
 Visibility: keys holding ``products:cost`` (admin) see inactive products and the ``cost`` field;
 every other key sees active products only, never cost. Reads select columns with Core and render
-rows straight into dicts, so the list is one indexed keyset query and no per-row work beyond a zip.
+rows straight into dicts, so the list is one indexed keyset query and little per-row work (a zip,
+JSON fields passed through unparsed). Cross-field rules and scope checks run before any write.
 """
 
 from __future__ import annotations

@@ -47,9 +47,9 @@ def upgrade() -> None:
             ["organization_id"], ["organizations.id"], name="fk_products_organization_id_organizations"
         ),
         sa.UniqueConstraint("organization_id", "spec_id", name="uq_products_organization_id"),
-        sa.CheckConstraint(_PRICE_MODELS, name="ck_products_price_model"),
-        sa.CheckConstraint(_PRICE_FREQUENCIES, name="ck_products_price_frequency"),
-        sa.CheckConstraint("version >= 1", name="ck_products_version"),
+        sa.CheckConstraint(_PRICE_MODELS, name=op.f("ck_products_price_model")),
+        sa.CheckConstraint(_PRICE_FREQUENCIES, name=op.f("ck_products_price_frequency")),
+        sa.CheckConstraint("version >= 1", name=op.f("ck_products_version")),
     )
     op.create_index("ix_products_organization_id", "products", ["organization_id", "id"])
     op.create_table(
@@ -108,7 +108,7 @@ def upgrade() -> None:
             name="fk_pricebook_entries_pricebook_id_pricebook_versions",
         ),
         sa.ForeignKeyConstraint(["product_id"], ["products.id"], name="fk_pricebook_entries_product_id_products"),
-        sa.CheckConstraint("unit_price >= 0", name="ck_pricebook_entries_unit_price_not_negative"),
+        sa.CheckConstraint("unit_price >= 0", name=op.f("ck_pricebook_entries_unit_price_not_negative")),
     )
     op.create_table(
         "pricebook_users",

@@ -215,6 +215,15 @@ def test_approvals_deprecated_paging_combines_with_the_status_filter(api, approv
     assert resp.headers.get("Deprecation")
 
 
+def test_approvals_deprecated_parameters_out_of_range_are_400(api, approvals_org):
+    wrong = {}
+    for params in ({"count": 0}, {"count": 101}, {"count": "²"}, {"offset": -1}, {"offset": "abc"}, {"offset": "²"}):
+        resp = api.get("/approvals", approvals_org.viewer, params=params)
+        if resp.status_code != 400:
+            wrong[str(params)] = f"{resp.status_code} {resp.text[:100]}"
+    assert not wrong, f"not refused with 400: {wrong}"
+
+
 def test_approvals_limit_and_cursor_carry_no_deprecation(api, approvals_org):
     resp = api.get("/approvals", approvals_org.viewer, params={"limit": 2})
     assert resp.status_code == 200 and "Deprecation" not in resp.headers

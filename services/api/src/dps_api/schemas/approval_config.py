@@ -12,8 +12,6 @@ from pydantic import Field, StringConstraints
 from dps_api.domain.approval_rules import ConditionType
 from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
 
-# PostgreSQL text cannot hold NUL: refuse it as a 400 here rather than fail at the database
-Label = Annotated[Name, StringConstraints(pattern=r"^[^\x00]*$")]
 MAX_MEMBERS = 500
 MAX_POSITION = 2_147_483_647
 
@@ -33,7 +31,7 @@ _CONDITION_DOC = (
 
 
 class ApprovalGroupCreate(RequestModel):
-    name: Label
+    name: Name
     memberUserIds: list[UUID] = Field(min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
     requiredApprovals: int = Field(ge=1, le=MAX_MEMBERS, description=_REQUIRED_DOC)
 
@@ -42,7 +40,7 @@ class ApprovalGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused for every field. ``memberUserIds`` replaces the
     whole membership. Pending approval requests keep the membership they were submitted with."""
 
-    name: Label = Field(default=None)
+    name: Name = Field(default=None)
     memberUserIds: list[UUID] = Field(default=None, min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
     requiredApprovals: int = Field(default=None, ge=1, le=MAX_MEMBERS, description=_REQUIRED_DOC)
 
@@ -73,7 +71,7 @@ class ConditionBody(RequestModel):
 
 
 class ApprovalRuleCreate(RequestModel):
-    name: Label
+    name: Name
     condition: ConditionBody = Field(description=_CONDITION_DOC)
     approvalGroupId: UUID = Field(description="The approval group whose approval the rule requires.")
     ruleGroupId: UUID | None = Field(
@@ -86,7 +84,7 @@ class ApprovalRuleUpdate(RequestModel):
     """Partial: only the fields sent change. ``condition`` is replaced whole; ``ruleGroupId`` is cleared by
     null; null is refused for the other fields. Pending approval requests keep the rules they snapshotted."""
 
-    name: Label = Field(default=None)
+    name: Name = Field(default=None)
     condition: ConditionBody = Field(default=None, description=_CONDITION_DOC)
     approvalGroupId: UUID = Field(default=None)
     ruleGroupId: UUID | None = None
@@ -119,14 +117,14 @@ class ApprovalRuleList(ResponseModel):
 
 
 class ApprovalRuleGroupCreate(RequestModel):
-    name: Label
+    name: Name
     position: int = Field(ge=0, le=MAX_POSITION, description=_POSITION_DOC)
 
 
 class ApprovalRuleGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused."""
 
-    name: Label = Field(default=None)
+    name: Name = Field(default=None)
     position: int = Field(default=None, ge=0, le=MAX_POSITION, description=_POSITION_DOC)
 
 

@@ -113,8 +113,6 @@ Tiers = Annotated[
     ),
 ]
 Currency = Annotated[CurrencyCode, AfterValidator(_currency)]
-# PostgreSQL text cannot hold NUL; refuse it as a 400 instead of failing at insert
-Label = Annotated[Name, StringConstraints(pattern=r"^[^\x00]*$")]
 SpecId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=100, pattern=r"^[^\s\x00]+$"),
@@ -126,8 +124,8 @@ SpecId = Annotated[
 
 class ProductCreate(RequestModel):
     specId: SpecId
-    name: Label
-    shortName: Label | None = None
+    name: Name
+    shortName: Name | None = None
     active: bool = True
     priceModel: PriceModel
     priceFrequency: PriceFrequency | None = Field(
@@ -147,8 +145,8 @@ class ProductUpdate(RequestModel):
     (shortName, tiers, cost) are cleared with null; an explicit null elsewhere is a 400."""
 
     specId: SpecId = Field(default=None, description="Cannot change; accepted only when equal to the current one.")
-    name: Label = Field(default=None)
-    shortName: Label | None = None
+    name: Name = Field(default=None)
+    shortName: Name | None = None
     active: bool = Field(default=None)
     priceModel: PriceModel = Field(default=None, description="Leaving TIERED drops the tiers unless tiers are sent.")
     priceFrequency: PriceFrequency = Field(default=None)
@@ -194,7 +192,7 @@ class PricebookEntryIn(RequestModel):
 
 
 class PricebookCreate(RequestModel):
-    name: Label
+    name: Name
     currency: Currency
     active: bool = True
     assignedUserIds: list[UUID] = Field(default_factory=list, description="Users who may price quotes with it.")
@@ -205,7 +203,7 @@ class PricebookUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Lists are replaced
     as a whole."""
 
-    name: Label = Field(default=None)
+    name: Name = Field(default=None)
     currency: Currency = Field(default=None)
     active: bool = Field(default=None)
     assignedUserIds: list[UUID] = Field(default=None)

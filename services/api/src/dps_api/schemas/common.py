@@ -13,7 +13,8 @@ DecimalString = Annotated[
     Field(description="A decimal number written as a string, e.g. \"1234.50\".", examples=["1234.50"]),
 ]
 CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code", examples=["USD"])]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+# PostgreSQL text cannot hold NUL: the pattern refuses it with a 400 (and documents it)
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"^[^\x00]*$")]
 
 
 class RequestModel(BaseModel):

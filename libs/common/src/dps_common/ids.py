@@ -6,4 +6,5 @@ from uuid6 import uuid7
 
 
 def new_id() -> UUID:
-    return uuid7()
+    # a plain uuid.UUID: uuid6 returns a subclass that orjson refuses to serialise
+    return UUID(int=uuid7().int)

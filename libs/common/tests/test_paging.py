@@ -53,7 +53,7 @@ def test_cursor_scope_orders_filters_and_ignores_absent_ones():
     assert cursor_scope(req, {"b": 2, "a": 1, "c": None}) == cursor_scope(req, {"a": 1, "b": 2})
 
 
-@pytest.mark.parametrize("raw", ["0", "501", "-1", "abc", "1.5", ""])
+@pytest.mark.parametrize("raw", ["0", "501", "-1", "abc", "1.5", "", "²", "٥", "+5", " 5"])
 def test_limit_outside_the_range_is_refused_not_clamped(raw):
     with pytest.raises(InvalidLimit):
         parse_limit(request(f"limit={raw}"), PAGING)

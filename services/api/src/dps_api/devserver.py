@@ -172,7 +172,7 @@ def _wait_ready(base: str, process: subprocess.Popen) -> bool:
 
 def _port_problem(host: str, port_text: str) -> str | None:
     """Why gunicorn could not listen there, found before the database is started."""
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
         return f"PORT must be a TCP port number, got {port_text!r}"
     port = int(port_text)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

@@ -80,7 +80,7 @@ def parse_limit(req: falcon.Request, paging: Paging) -> int:
     raw = req.get_param("limit")
     if raw is None:
         return paging.default
-    if not raw.isdigit() or not 1 <= int(raw) <= paging.maximum:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= paging.maximum:
         raise InvalidLimit(f"limit must be an integer between 1 and {paging.maximum}.")
     return int(raw)
 

@@ -63,7 +63,7 @@ def query_int(req: falcon.Request, name: str, *, minimum: int, maximum: int | No
     raw = req.get_param(name)
     if raw is None:
         return None
-    if not raw.isdigit() or int(raw) < minimum or (maximum is not None and int(raw) > maximum):
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < minimum or (maximum is not None and int(raw) > maximum):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
         raise _invalid(name, f"must be an integer {bound}")
     return int(raw)

@@ -131,7 +131,7 @@ class ProductVersionResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, product_id: str, version: str) -> None:
         target = path_id(product_id, "Product version")
-        if not version.isdigit() or len(version) > 9:  # a malformed version names nothing: 404
+        if not (version.isascii() and version.isdigit()) or len(version) > 9:  # a malformed version names nothing: 404
             raise not_found("Product version")
         resp.media = self._service.get_product_version(req.context.principal, target, int(version))
 

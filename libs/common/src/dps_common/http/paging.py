@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,17 +91,35 @@ def page_request(req: falcon.Request, paging: Paging, codec: CursorCodec, scope:
     return PageRequest(limit, codec.decode(scope, cursor) if cursor else None)
 
 
+def by_id(item: dict[str, Any]) -> list[Any]:
+    """The position of an item in a list ordered by its (creation-ordered UUIDv7) id."""
+    return [item["id"]]
+
+
 def page_response(
     items: list[Any],
     page: PageRequest,
     paging: Paging,
     codec: CursorCodec,
     scope: str,
-    sort_key,
-    render,
+    position: Callable[[Any], list[Any]] = by_id,
 ) -> dict[str, Any]:
-    """Shape a page fetched with ``limit + 1`` rows: the extra row only says whether more follow."""
+    """Shape a page fetched with ``limit + 1`` items: the extra item only says whether more follow."""
     has_more = len(items) > page.limit
     items = items[: page.limit]
-    next_cursor = codec.encode(scope, sort_key(items[-1])) if has_more and items else None
-    return {paging.items_property: [render(item) for item in items], "nextCursor": next_cursor}
+    next_cursor = codec.encode(scope, position(items[-1])) if has_more and items else None
+    return {paging.items_property: items, "nextCursor": next_cursor}
+
+
+def serve_page(
+    req: falcon.Request,
+    paging: Paging,
+    codec: CursorCodec,
+    fetch: Callable[[PageRequest], list[Any]],
+    filters: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The whole of a list endpoint's paging: read ``limit``/``cursor`` (bound to the endpoint and
+    ``filters``), ``fetch`` up to ``limit + 1`` items after the position, and shape the envelope."""
+    scope = cursor_scope(req, filters)
+    page = page_request(req, paging, codec, scope)
+    return page_response(fetch(page), page, paging, codec, scope)

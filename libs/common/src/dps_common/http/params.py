@@ -24,7 +24,7 @@ def path_id(raw: str, what: str) -> UUID:
         raise NotFound(f"{what} not found.") from None
 
 
-def _invalid(name: str, message: str) -> ValidationFailed:
+def invalid_param(name: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"{name}: {message}", extra={"errors": [{"field": name, "message": message}]})
 
 
@@ -33,7 +33,7 @@ def query_str(req: falcon.Request, name: str, *, max_length: int = 200) -> str |
     if raw is None:
         return None
     if not raw or len(raw) > max_length or "\x00" in raw:
-        raise _invalid(name, f"must be 1 to {max_length} characters, without NUL")
+        raise invalid_param(name, f"must be 1 to {max_length} characters, without NUL")
     return raw
 
 
@@ -41,12 +41,12 @@ def query_uuid(req: falcon.Request, name: str, *, required: bool = False) -> UUI
     raw = req.get_param(name)
     if raw is None:
         if required:
-            raise _invalid(name, "query parameter is required")
+            raise invalid_param(name, "query parameter is required")
         return None
     try:
         return UUID(raw)
     except ValueError:
-        raise _invalid(name, "must be a UUID") from None
+        raise invalid_param(name, "must be a UUID") from None
 
 
 def query_enum(req: falcon.Request, name: str, kind: type[E]) -> E | None:
@@ -56,7 +56,7 @@ def query_enum(req: falcon.Request, name: str, kind: type[E]) -> E | None:
     try:
         return kind(raw)
     except ValueError:
-        raise _invalid(name, f"must be one of: {', '.join(str(m.value) for m in kind)}") from None
+        raise invalid_param(name, f"must be one of: {', '.join(str(m.value) for m in kind)}") from None
 
 
 def query_int(req: falcon.Request, name: str, *, minimum: int, maximum: int | None = None) -> int | None:
@@ -65,7 +65,7 @@ def query_int(req: falcon.Request, name: str, *, minimum: int, maximum: int | No
         return None
     if not (raw.isascii() and raw.isdigit()) or int(raw) < minimum or (maximum is not None and int(raw) > maximum):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise _invalid(name, f"must be an integer {bound}")
+        raise invalid_param(name, f"must be an integer {bound}")
     return int(raw)
 
 
@@ -74,5 +74,5 @@ def query_bool(req: falcon.Request, name: str) -> bool | None:
     if raw is None:
         return None
     if raw not in ("true", "false"):
-        raise _invalid(name, "must be true or false")
+        raise invalid_param(name, "must be true or false")
     return raw == "true"

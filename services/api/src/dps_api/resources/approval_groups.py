@@ -6,7 +6,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
@@ -51,10 +51,8 @@ class ApprovalGroupsResource:
         self._cursors = cursors
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        scope = cursor_scope(req)
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list_groups(req.context.principal, page)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda g: [g["id"]], lambda g: g)
+        principal = req.context.principal
+        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_groups(principal, page))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, ApprovalGroupCreate)

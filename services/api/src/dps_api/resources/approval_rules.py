@@ -6,7 +6,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
@@ -48,10 +48,8 @@ class ApprovalRulesResource:
         self._cursors = cursors
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        scope = cursor_scope(req)
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list_rules(req.context.principal, page)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda r: [r["id"]], lambda r: r)
+        principal = req.context.principal
+        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_rules(principal, page))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, ApprovalRuleCreate)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import falcon
 
 from dps_common.auth.scopes import Scope
-from dps_common.errors import ValidationFailed
 from dps_common.http.app import API_PREFIX, Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import CursorCodec, PageRequest, cursor_scope, page_request, page_response
-from dps_common.http.params import path_id, query_enum, query_int, query_uuid
+from dps_common.http.params import invalid_param, path_id, query_enum, query_int, query_uuid
 
 from dps_api.context import AppContext
 from dps_api.domain.approval_flow import RequestStatus
@@ -49,18 +48,14 @@ _DECIDE_DOC = (
 )
 
 
-def _invalid(name: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{name}: {message}", extra={"errors": [{"field": name, "message": message}]})
-
-
 def _legacy_paging(req: falcon.Request, page: PageRequest) -> tuple[PageRequest, int | None]:
     """The deprecated ``offset`` / ``count`` parameters: the page they ask for and the offset, if any."""
     offset = query_int(req, "offset", minimum=0, maximum=MAX_OFFSET)
     count = query_int(req, "count", minimum=1, maximum=PAGING.maximum)
     if offset is not None and req.get_param("cursor"):
-        raise _invalid("offset", "cannot be combined with cursor; continue with cursor alone")
+        raise invalid_param("offset", "cannot be combined with cursor; continue with cursor alone")
     if count is not None and req.get_param("limit") is not None:
-        raise _invalid("count", "cannot be combined with limit; use limit")
+        raise invalid_param("count", "cannot be combined with limit; use limit")
     return (PageRequest(count, page.after) if count is not None else page), offset
 
 
@@ -93,7 +88,7 @@ class ApprovalsResource:
         page = page_request(req, PAGING, self._cursors, scope)
         page, offset = _legacy_paging(req, page)
         items = self._service.list(req.context.principal, filters, page, offset or 0)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda a: [a["id"]], lambda a: a)
+        resp.media = page_response(items, page, PAGING, self._cursors, scope)
         if offset is not None or req.get_param("count") is not None:
             resp.set_header("Deprecation", DEPRECATION)
             resp.append_header("Link", DEPRECATION_LINK)

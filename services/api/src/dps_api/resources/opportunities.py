@@ -1,12 +1,14 @@
 """``/opportunities``: list, read, create, partial update, and the admin's closed-won action."""
 
+from dataclasses import asdict
+
 import falcon
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 
 from dps_api.context import AppContext
@@ -64,12 +66,10 @@ class OpportunitiesResource:
             owner_user_id=query_uuid(req, "ownerUserId"),
             crm_id=query_str(req, "crmId"),
         )
-        scope = cursor_scope(
-            req, {"stage": filters.stage, "ownerUserId": filters.owner_user_id, "crmId": filters.crm_id}
+        principal = req.context.principal
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: self._service.list(principal, filters, page), asdict(filters)
         )
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list(req.context.principal, filters, page)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda o: [o["id"]], lambda o: o)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, OpportunityCreate)

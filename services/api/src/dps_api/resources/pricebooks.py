@@ -6,7 +6,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_bool
 
 from dps_api.context import AppContext
@@ -21,13 +21,6 @@ _RULES = (
     "Quotes may use a pricebook assigned to the key's user; admin keys may use any."
 )
 
-
-def _position(pricebook: dict) -> list:
-    return [pricebook["id"]]
-
-
-def _as_is(pricebook: dict) -> dict:
-    return pricebook
 
 
 class PricebooksResource:
@@ -59,10 +52,10 @@ class PricebooksResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         active = query_bool(req, "active")
-        scope = cursor_scope(req, {"active": active})
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list_pricebooks(req.context.principal, page, active)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, _position, _as_is)
+        principal = req.context.principal
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: self._service.list_pricebooks(principal, page, active), {"active": active}
+        )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, PricebookCreate)

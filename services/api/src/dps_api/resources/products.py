@@ -8,7 +8,7 @@ from dps_common.errors import not_found
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_bool
 
 from dps_api.context import AppContext
@@ -22,13 +22,6 @@ _VISIBILITY = (
     "other keys see active products only, without cost."
 )
 
-
-def _position(product: dict) -> list:
-    return [product["id"]]
-
-
-def _as_is(product: dict) -> dict:
-    return product
 
 
 class ProductsResource:
@@ -65,10 +58,10 @@ class ProductsResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         active = query_bool(req, "active")
-        scope = cursor_scope(req, {"active": active})
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list_products(req.context.principal, page, active)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, _position, _as_is)
+        principal = req.context.principal
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: self._service.list_products(principal, page, active), {"active": active}
+        )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, ProductCreate)

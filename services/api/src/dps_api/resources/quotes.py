@@ -1,12 +1,14 @@
 """``/pricing-quotes``: list, read, create with lines, and header edits."""
 
+from dataclasses import asdict
+
 import falcon
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import CursorCodec, cursor_scope, page_request, page_response
+from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_enum, query_uuid
 
 from dps_api.context import AppContext
@@ -71,13 +73,10 @@ class PricingQuotesResource:
             owner_user_id=query_uuid(req, "ownerUserId"),
             opportunity_id=query_uuid(req, "opportunityId"),
         )
-        scope = cursor_scope(
-            req,
-            {"status": filters.status, "ownerUserId": filters.owner_user_id, "opportunityId": filters.opportunity_id},
+        principal = req.context.principal
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: self._service.list(principal, filters, page), asdict(filters)
         )
-        page = page_request(req, PAGING, self._cursors, scope)
-        items = self._service.list(req.context.principal, filters, page)
-        resp.media = page_response(items, page, PAGING, self._cursors, scope, lambda q: [q["id"]], lambda q: q)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = parse_body(req, QuoteCreate)

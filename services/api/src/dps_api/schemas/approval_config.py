@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
 from dps_api.domain.approval_rules import ConditionType
 from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel

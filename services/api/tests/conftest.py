@@ -4,8 +4,6 @@ per test, the app over it, and an organization with a key of each role."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from uuid import UUID
 
 import falcon.testing
 import pytest
@@ -19,6 +17,8 @@ from dps_api.app import create_app
 from dps_api.db.migrate import upgrade
 from dps_api.services.identity import IdentityService
 from dps_api.settings import Settings
+
+from api_orgs import Org, make_org
 
 PEPPER = "test-pepper-0123456789abcdef0123456789abcdef"
 CURSOR_SECRET = "test-cursor-secret-0123456789abcdef0123456789"
@@ -70,44 +70,6 @@ def client(app: falcon.App) -> falcon.testing.TestClient:
 def identity(app: falcon.App, settings: Settings) -> IdentityService:
     ctx = app.context
     return IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
-
-
-@dataclass
-class Member:
-    user_id: UUID
-    key: str
-    key_row_id: UUID
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"x-api-key": self.key}
-
-
-@dataclass
-class Org:
-    id: UUID
-    name: str
-    admin: Member
-    user: Member
-    viewer: Member
-    identity: IdentityService
-
-    def member(self, role: str, email: str) -> Member:
-        """Another user of this organization with a key of ``role``."""
-        user = self.identity.create_user(self.id, email, email.split("@")[0], role)
-        key = self.identity.issue_key(self.id, user.id, role, f"{email} key")
-        return Member(user.id, key.secret, key.id)
-
-
-def make_org(identity: IdentityService, name: str) -> Org:
-    org = identity.create_organization(name)
-    slug = name.lower().replace(" ", "-")
-    members = {}
-    for role, label in (("admin", "admin"), ("user", "user"), ("view only", "viewer")):
-        user = identity.create_user(org.id, f"{label}@{slug}.example", label.title(), role)
-        key = identity.issue_key(org.id, user.id, role, f"{label} integration")
-        members[label] = Member(user.id, key.secret, key.id)
-    return Org(org.id, org.name, members["admin"], members["user"], members["viewer"], identity)
 
 
 @pytest.fixture

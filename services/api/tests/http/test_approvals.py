@@ -19,7 +19,7 @@ from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.services.identity import IdentityService
 from dps_api.settings import Settings
-from conftest import make_org
+from api_orgs import make_org
 
 V1 = "/external/v1"
 APPROVALS = f"{V1}/approvals"

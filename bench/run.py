@@ -1,0 +1,210 @@
+"""``make bench``: the api against a bare Falcon app and a minimal psycopg handler, same gunicorn settings.
+
+Creates a fresh database on DATABASE_URL's server, seeds an organization, its admin key and 200,000
+products, serves the three apps under one set of gunicorn settings and loads each with wrk on
+loopback: a warm-up, then the measurement, in interleaved rounds. The table keeps each target's
+median round; each ratio is the median over rounds of the ratio within a round (the two ran seconds
+apart). Prints requests/s, p50, p99, the ratios and PASS/MISS per target, and writes
+bench/results/<date>.md. Bounded by --deadline; the servers and the database are removed at the
+end whatever happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import quote
+
+import orjson
+
+from load import LoadOptions, LoadResult, measure, require_wrk
+from report import Target, load_average, machine, render, write
+from seed import DEFAULT_SERVER_URL, Seeded, fresh_database, seed, server_version
+from servers import GunicornSettings, Server, get, rss_mb
+
+PRODUCTS = "/external/v1/products"
+FIRST_PAGE = f"{PRODUCTS}?limit=100"
+WHOAMI = "/external/v1/whoami"
+DEEP_ITEM = 100_000
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--duration", type=int, default=6, help="seconds measured per target and round")
+    p.add_argument("--warmup", type=int, default=2, help="seconds of load before each measurement")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians are taken over them)")
+    p.add_argument("--connections", type=int, default=16, help="wrk connections")
+    p.add_argument("--wrk-threads", type=int, default=1)
+    p.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    p.add_argument("--keepalive", type=int, default=5)
+    p.add_argument("--worker-connections", type=int, default=None,
+                   help="per-worker connection cap; default: an even share of --connections + threads - 1")
+    p.add_argument("--products", type=int, default=200_000)
+    p.add_argument("--deadline", type=int, default=1200, help="seconds after which the run aborts")
+    p.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    return p.parse_args()
+
+
+def _abort(signum, frame):
+    raise TimeoutError(f"aborted by signal {signum} (deadline or SIGTERM)")
+
+
+def page(port: int, path: str, key: str) -> dict:
+    status, body = get(port, path, {"x-api-key": key}, timeout=30)
+    if status != 200:
+        raise RuntimeError(f"GET {path}: {status} {body[:300]!r}")
+    return orjson.loads(body)
+
+
+def deep_page_url(port: int, key: str, item: int) -> str:
+    """Walks the list with the api's own cursors to the page that starts at ``item`` (0-based).
+
+    Walks 500 at a time (the maximum) when the api accepts that cursor on a 100-item page, else 100."""
+    for step in (500, 100):
+        cursor, seen = None, 0
+        while seen < item:
+            size = min(step, item - seen)
+            body = page(port, f"{PRODUCTS}?limit={size}" + (f"&cursor={quote(cursor)}" if cursor else ""), key)
+            seen += len(body["products"])
+            cursor = body["nextCursor"]
+            if cursor is None:
+                raise RuntimeError(f"the list ended after {seen} items, before item {item}")
+        url = f"{FIRST_PAGE}&cursor={quote(cursor)}"
+        status, _ = get(port, url, {"x-api-key": key}, timeout=30)
+        if status == 200:
+            return url
+    raise RuntimeError("no cursor walk reached the deep page")
+
+
+def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path) -> dict[str, Server]:
+    common = {"LOG_LEVEL": "WARNING"}
+    floor_env = {"DATABASE_URL": seeded.database_url, "BENCH_ORG_ID": str(seeded.organization_id)}
+    api_env = {"DATABASE_URL": seeded.database_url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": secrets.token_hex(32)}
+    apps = (
+        ("bare", "bare_app:app", {}, "/"),
+        ("psycopg", "psycopg_app:app", floor_env, "/products"),
+        ("api", "dps_api.wsgi:create()", api_env, "/healthz"),
+    )
+    servers = {}
+    for name, spec, env, _ in apps:
+        server = Server(name, spec, gunicorn, {**common, **env}, log_dir)
+        stack.callback(server.stop)  # registered at once: stopped whatever happens next
+        servers[name] = server
+    for name, _, _, ready in apps:
+        servers[name].wait_ready(ready)
+    return servers
+
+
+def checks(servers: dict[str, Server], key: str, deep_item: int) -> tuple[str, list[str]]:
+    """The floor returns the api's items, and the deep page's url (found by walking cursors)."""
+    notes = []
+    api_items = page(servers["api"].port, FIRST_PAGE, key)["products"]
+    if api_items != page(servers["psycopg"].port, "/products", key)["products"]:
+        notes.append("WARNING: the psycopg handler's items differ from the api's: the products ratio compares unlike work")
+    print(f"walking cursors to item {deep_item:,} ...", flush=True)
+    deep_url = deep_page_url(servers["api"].port, key, deep_item)
+    first = page(servers["api"].port, deep_url, key)["products"][0]["specId"]
+    notes.append(f"deep page: found by walking the api's cursors; its first item is {first} (seeded as SPEC-<index>)")
+    return deep_url, notes
+
+
+def run_rounds(plan, rounds: int, options: LoadOptions) -> dict[str, list[LoadResult]]:
+    runs: dict[str, list[LoadResult]] = {name: [] for name, *_ in plan}
+    for round_no in range(1, rounds + 1):
+        for name, _, server, path, headers in plan:
+            before = server.worker_cpu_seconds()
+            r = measure(server.url + path, options, headers, server.cpu_seconds)
+            split = [after - was for was, after in zip(before, server.worker_cpu_seconds())]
+            runs[name].append(r)
+            shares = "/".join(f"{100 * x / max(sum(split), 1e-9):.0f}" for x in split)
+            print(f"  round {round_no} {name:18} {r.rps:9,.0f} req/s  p50 {r.p50_ms:7.2f} ms  p99 {r.p99_ms:7.2f} ms  "
+                  f"server CPU {r.cpu_us:5.0f} us/req  (worker CPU shares {shares} %)", flush=True)
+    return runs
+
+
+def targets(runs: dict[str, list[LoadResult]], api_rss: list[float]) -> list[Target]:
+    def paired(num: str, den: str, value) -> float:
+        return statistics.median(value(a) / value(b) for a, b in zip(runs[num], runs[den]))
+
+    rps, p50, p99, cpu = (lambda r: r.rps), (lambda r: r.p50_ms), (lambda r: r.p99_ms), (lambda r: r.cpu_us)
+    return [
+        Target("whoami req/s / bare req/s", paired("api whoami", "bare", rps), ">=", 0.80),
+        Target("products req/s / psycopg handler req/s", paired("api products", "psycopg handler", rps), ">=", 0.80),
+        Target("deep page p50 / first page p50", paired("api products deep", "api products", p50), "<=", 1.2),
+        Target("max RSS of one api worker", max(api_rss), "<", 120, " MB"),
+        Target("deep page p99 / first page p99", paired("api products deep", "api products", p99), "<=", 1.2, judged=False),
+        Target("bare CPU/req / whoami CPU/req", paired("bare", "api whoami", cpu), ">=", 0.80, judged=False),
+        Target("psycopg CPU/req / products CPU/req", paired("psycopg handler", "api products", cpu), ">=", 0.80, judged=False),
+        Target("psycopg handler req/s / bare req/s", paired("psycopg handler", "bare", rps), ">=", 0.25, judged=False),
+    ]
+
+
+def main() -> int:
+    args = parse_args()
+    require_wrk()
+    signal.signal(signal.SIGALRM, _abort)
+    signal.signal(signal.SIGTERM, _abort)
+    signal.alarm(args.deadline)
+    # wrk opens its connections in one burst and keep-alive pins each to the worker that accepted it:
+    # uncapped, one worker can take them all and the run measures one core. A cap just above an even
+    # share splits them evenly (and keeps worker_connections - threads keep-alive slots free).
+    even_share = -(-args.connections // args.workers) + args.threads - 1
+    gunicorn = GunicornSettings(
+        args.worker_class, args.workers, args.threads, args.keepalive, args.worker_connections or even_share
+    )
+    options = LoadOptions(args.duration, args.warmup, args.connections, args.wrk_threads)
+    server_url = os.environ.get("DATABASE_URL", DEFAULT_SERVER_URL)
+    started, load_before = time.monotonic(), load_average()
+    print(f"bench: gunicorn {gunicorn.describe()}; wrk -t{options.threads} -c{options.connections} "
+          f"-d{options.duration}s (+{options.warmup}s warm-up) x {args.rounds} rounds", flush=True)
+    with ExitStack() as stack:
+        database_url = stack.enter_context(fresh_database(server_url))
+        print(f"seeding {args.products:,} products ...", flush=True)
+        seeded = seed(database_url, args.products)
+        servers = start_servers(stack, gunicorn, seeded, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        deep_item = min(DEEP_ITEM, args.products // 2)
+        deep_url, notes = checks(servers, seeded.admin_key, deep_item)
+        auth = {"x-api-key": seeded.admin_key}
+        plan = [
+            ("bare", "GET /", servers["bare"], "/", None),
+            ("api whoami", f"GET {WHOAMI}", servers["api"], WHOAMI, auth),
+            ("psycopg handler", "GET /products (same 100 rows)", servers["psycopg"], "/products", None),
+            ("api products", f"GET {FIRST_PAGE}", servers["api"], FIRST_PAGE, auth),
+            ("api products deep", f"GET {FIRST_PAGE}&cursor=<item {deep_item:,}>", servers["api"], deep_url, auth),
+        ]
+        runs = run_rounds(plan, args.rounds, options)
+        rss = {name: [rss_mb(pid) for pid in server.worker_pids()] for name, server in servers.items()}
+    signal.alarm(0)
+
+    notes.append("worker RSS after the load (MB): " + "; ".join(f"{k} {', '.join(f'{v:.1f}' for v in vs)}" for k, vs in rss.items()))
+    notes += [f"{name} req/s per round: {', '.join(f'{r.rps:,.0f}' for r in rs)}" for name, rs in runs.items()]
+    kept = {name: sorted(rs, key=lambda r: r.rps)[len(rs) // 2] for name, rs in runs.items()}
+    info = machine()
+    setup = {
+        "gunicorn": gunicorn.describe() + " (same for all three)",
+        "wrk": f"-t{options.threads} -c{options.connections} -d{options.duration}s after {options.warmup}s warm-up, "
+               f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
+        "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",
+        "postgres": server_version(server_url),
+        "load average (1 min) before / after": f"{load_before} / {load_average()}",
+        "duration": f"{time.monotonic() - started:.0f} s",
+    }
+    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], targets(runs, rss["api"]), notes)
+    print("\n" + text)
+    if not args.no_write:
+        print(f"written to {write(text, info['date'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The three gunicorn servers of a run, all started with one ``GunicornSettings``, and always stopped."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+HOST = "127.0.0.1"  # traffic stays on loopback
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class GunicornSettings:
+    worker_class: str = "gthread"
+    workers: int = 2
+    threads: int = 4
+    keepalive: int = 5
+    worker_connections: int = 1000  # per worker; gthread stops accepting at this many open connections
+
+    def args(self) -> list[str]:
+        return [
+            "--worker-class", self.worker_class,
+            "--workers", str(self.workers),
+            "--threads", str(self.threads),
+            "--keep-alive", str(self.keepalive),
+            "--worker-connections", str(self.worker_connections),
+            "--backlog", "2048",
+            "--timeout", "60",
+            "--no-control-socket",  # three masters in one run; the default path is shared
+        ]
+
+    def describe(self) -> str:
+        return (
+            f"-k {self.worker_class} --workers {self.workers} --threads {self.threads} --keep-alive {self.keepalive} "
+            f"--worker-connections {self.worker_connections}"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str, headers: dict[str, str] | None = None, timeout: float = 10) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+class Server:
+    """One gunicorn master serving ``app_spec``; its own process group so nothing outlives the run."""
+
+    def __init__(self, name: str, app_spec: str, settings: GunicornSettings, env: dict[str, str], log_dir: Path):
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}"
+        self.log_path = log_dir / f"{name}.log"
+        command = [
+            sys.executable, "-m", "gunicorn", *settings.args(),
+            "--bind", f"{HOST}:{self.port}",
+            "--chdir", str(BENCH_DIR),
+            "--error-logfile", str(self.log_path),
+            app_spec,
+        ]
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            command, env={**os.environ, **env}, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, path: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited at start; see {self.log_path}")
+            try:
+                status, _ = get(self.port, path, timeout=2)
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.name} not ready after {timeout:.0f} s; see {self.log_path}")
+
+    def worker_pids(self) -> list[int]:
+        pid = self.process.pid
+        try:
+            return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            return []
+
+    def worker_cpu_seconds(self) -> list[float]:
+        """User + system CPU of each worker so far (clock ticks of /proc/<pid>/stat)."""
+        seconds = []
+        for pid in self.worker_pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            seconds.append((int(fields[11]) + int(fields[12])) / CLOCK_TICKS)  # utime, stime
+        return seconds
+
+    def cpu_seconds(self) -> float:
+        return sum(self.worker_cpu_seconds())
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+            except ProcessLookupError:
+                pass
+        self._log.close()
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of one process (VmRSS), in MB (10^6 bytes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024 / 1e6
+    raise RuntimeError(f"no VmRSS for {pid}")

@@ -10,6 +10,19 @@ from sqlalchemy.sql.elements import ColumnElement
 from dps_common.http.paging import InvalidCursor, PageRequest
 
 
+def resume_after(page: PageRequest, convert: list[Any]) -> list[Any] | None:
+    """The cursor's position as column values (``convert`` maps each JSON value to the column's
+    Python type, e.g. ``UUID``), or None on the first page. A position of the wrong shape is a 400."""
+    if page.after is None:
+        return None
+    if len(page.after) != len(convert):
+        raise InvalidCursor("The cursor is malformed.")
+    try:
+        return [fn(v) for fn, v in zip(convert, page.after)]
+    except (TypeError, ValueError, AttributeError):
+        raise InvalidCursor("The cursor is malformed.") from None
+
+
 def keyset(
     stmt: Select,
     columns: list[ColumnElement],
@@ -22,13 +35,8 @@ def keyset(
 
     ``convert`` turns each cursor value (JSON) back into the column's Python type (``UUID``, ...).
     """
-    if page.after is not None:
-        if len(page.after) != len(columns):
-            raise InvalidCursor("The cursor is malformed.")
-        try:
-            values = [fn(v) for fn, v in zip(convert or [lambda v: v] * len(columns), page.after)]
-        except (TypeError, ValueError):
-            raise InvalidCursor("The cursor is malformed.") from None
+    values = resume_after(page, convert or [lambda v: v] * len(columns))
+    if values is not None:
         key = tuple_(*columns)
         stmt = stmt.where(key < tuple_(*values) if descending else key > tuple_(*values))
     order = [c.desc() for c in columns] if descending else list(columns)

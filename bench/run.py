@@ -16,6 +16,7 @@ import os
 import secrets
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -149,6 +150,15 @@ def targets(runs: dict[str, list[LoadResult]], api_rss: list[float]) -> list[Tar
     ]
 
 
+def git_revision() -> str:
+    """The commit measured, and whether the work tree had uncommitted changes (others' work in progress)."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return (git("rev-parse", "--short", "HEAD") or "unknown") + (" + uncommitted changes" if dirty else "")
+
+
 def main() -> int:
     args = parse_args()
     require_wrk()
@@ -196,6 +206,7 @@ def main() -> int:
                f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
         "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",
         "postgres": server_version(server_url),
+        "code": git_revision(),
         "load average (1 min) before / after": f"{load_before} / {load_average()}",
         "duration": f"{time.monotonic() - started:.0f} s",
     }

@@ -1,0 +1,43 @@
+"""The read paths of Transactions on a real PostgreSQL."""
+
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from dps_common.db import Transactions, make_engine
+from dps_common.testing.services import fresh_database
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with fresh_database("dps_common_db") as url:
+        engine = make_engine(url, application_name="dps-test")
+        yield engine
+        engine.dispose()
+
+
+def test_reads_run_in_autocommit_and_writes_in_a_transaction(engine):
+    tx = Transactions.for_engine(engine)
+    with tx.read() as session:
+        assert session.execute(text("SELECT now() = statement_timestamp()")).scalar() is True  # no open transaction
+    with tx() as session:
+        session.execute(text("SELECT pg_sleep(0.01)"))
+        assert session.execute(text("SELECT now() = statement_timestamp()")).scalar() is False
+
+
+def test_read_cursor_keeps_one_connection_per_thread_and_replaces_a_broken_one(engine):
+    tx = Transactions.for_engine(engine)
+    with tx.read_cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid(), current_setting('application_name')")
+        first_pid, name = cursor.fetchone()
+    assert name == "dps-test"
+    with tx.read_cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert cursor.fetchone()[0] == first_pid
+    with engine.connect() as admin:  # the server ends that session, as a restart would
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first_pid})
+    with pytest.raises(psycopg.OperationalError), tx.read_cursor() as cursor:
+        cursor.execute("SELECT 1")  # the one request that meets the dead connection fails
+    with tx.read_cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert cursor.fetchone()[0] != first_pid

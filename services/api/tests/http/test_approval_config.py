@@ -6,9 +6,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import select
-
 from dps_api.db.models.outbox import OutboxEvent
+from sqlalchemy import select
 
 V1 = "/external/v1"
 GROUPS, RULES, RULE_GROUPS = f"{V1}/approval-groups", f"{V1}/approval-rules", f"{V1}/approval-rule-groups"

@@ -1,115 +1,28 @@
 """Approval requests through create_app: submit, recall, approve, reject, the approval chain, who may
-decide, organization scoping, the newest-first list with its deprecated offset/count, and events."""
+decide, organization scoping and events. The list is in test_approval_list.py, races in
+test_approval_races.py."""
 
 from __future__ import annotations
 
-import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
-import falcon.testing
 import pytest
-from sqlalchemy import select
-
-from dps_common.db import Transactions, make_engine
-from dps_common.testing.services import fresh_database
-
-from dps_api.app import create_app
-from dps_api.db.migrate import upgrade
-from dps_api.db.models.outbox import OutboxEvent
-from dps_api.services.identity import IdentityService
-from dps_api.settings import Settings
-from api_orgs import make_org
-
-V1 = "/external/v1"
-APPROVALS = f"{V1}/approvals"
-
-
-# --- helpers: configuration, quotes, events --------------------------------------------------
-
-
-def post(client, member, path, body=None, status=201):
-    resp = client.simulate_post(path, json=body, headers=member.headers)
-    assert resp.status_code == status, resp.json
-    return resp.json
-
-
-def product(client, org, **fields):
-    body = {
-        "specId": f"SKU-{uuid.uuid4().hex[:8]}",
-        "name": "Seat licence",
-        "priceModel": "PER_UNIT",
-        "priceFrequency": "MONTHLY",
-        "listPrices": {"USD": "100.00"},
-        **fields,
-    }
-    return post(client, org.admin, f"{V1}/products", body)
-
-
-def quote(client, member, product_id, *, quantity="1", discount=None, term=12, lines=True, **fields):
-    """A USD quote; 100.00 a month per unit at list price."""
-    line = {"productId": product_id, "quantity": quantity}
-    if discount is not None:
-        line["discountPercent"] = discount
-    body = {
-        "name": "Initech renewal",
-        "currency": "USD",
-        "billingFrequency": "MONTHLY",
-        "subscriptionTermMonths": term,
-        "lines": [line] if lines else [],
-        **fields,
-    }
-    return post(client, member, f"{V1}/pricing-quotes", body)
-
-
-def approval_group(client, org, members, required=1, name="Approvers"):
-    body = {"name": name, "memberUserIds": [str(m.user_id) for m in members], "requiredApprovals": required}
-    return post(client, org.admin, f"{V1}/approval-groups", body)
-
-
-def rule(client, org, group, condition, step=None, name="Rule"):
-    body = {"name": name, "condition": condition, "approvalGroupId": group["id"]}
-    if step is not None:
-        body["ruleGroupId"] = step["id"]
-    return post(client, org.admin, f"{V1}/approval-rules", body)
-
-
-def step(client, org, name, position):
-    return post(client, org.admin, f"{V1}/approval-rule-groups", {"name": name, "position": position})
-
-
-def submit(client, member, quote_id, status=201):
-    resp = client.simulate_post(f"{V1}/pricing-quotes/{quote_id}/approval", headers=member.headers)
-    assert resp.status_code == status, resp.json
-    return resp.json
-
-
-def recall(client, member, quote_id):
-    return client.simulate_delete(f"{V1}/pricing-quotes/{quote_id}/approval", headers=member.headers)
-
-
-def decide(client, member, approval_id, verb="approve", comment=None):
-    body = {"comment": comment} if comment is not None else None
-    return client.simulate_post(f"{APPROVALS}/{approval_id}/{verb}", json=body, headers=member.headers)
-
-
-def quote_status(client, org, quote_id):
-    return client.simulate_get(f"{V1}/pricing-quotes/{quote_id}", headers=org.viewer.headers).json["status"]
-
-
-def event_types(tx, org, prefixes=("approval.", "quote.")):
-    with tx() as session:
-        stmt = select(OutboxEvent).where(OutboxEvent.organization_id == org.id)
-        rows = session.scalars(stmt.order_by(OutboxEvent.occurred_at, OutboxEvent.id))
-        return [
-            (row.event_type, row.envelope["data"]["id"])
-            for row in rows
-            if row.event_type.startswith(prefixes) and row.event_type != "quote.created"
-        ]
-
-
-DISCOUNT_ABOVE_10 = {"type": "MAX_DISCOUNT_PERCENT_ABOVE", "threshold": "10"}
-TERM_ABOVE_24 = {"type": "TERM_MONTHS_ABOVE", "threshold": "24"}
+from approval_helpers import (
+    APPROVALS,
+    DISCOUNT_ABOVE_10,
+    TERM_ABOVE_24,
+    V1,
+    approval_group,
+    decide,
+    event_types,
+    product,
+    quote,
+    quote_status,
+    recall,
+    rule,
+    step,
+    submit,
+)
 
 
 @pytest.fixture
@@ -384,173 +297,3 @@ def test_another_organizations_requests_and_quotes_are_not_found(client, org, ot
     assert recall(client, org.admin, theirs["id"]).status_code == 404
     assert client.simulate_get(APPROVALS, headers=org.admin.headers).json["approvals"] == []
     assert client.simulate_get(f"{APPROVALS}/not-a-uuid", headers=org.admin.headers).status_code == 404
-
-
-# --- the list ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def five_requests(client, org):
-    """Five requests, oldest first: APPROVED, PENDING, APPROVED, RECALLED, PENDING."""
-    rule(client, org, approval_group(client, org, [org.admin]), TERM_ABOVE_24)
-    item = product(client, org)["id"]
-    made = []
-    for term in (12, 36, 12, 36, 36):
-        made.append(submit(client, org.user, quote(client, org.user, item, term=term)["id"]))
-    assert recall(client, org.user, made[3]["quoteId"]).status_code == 200
-    return [a["id"] for a in made]
-
-
-def walk(client, org, params, limit):
-    seen, cursor = [], None
-    while True:
-        query = {**params, "limit": limit, **({"cursor": cursor} if cursor else {})}
-        resp = client.simulate_get(APPROVALS, params=query, headers=org.viewer.headers)
-        assert resp.status_code == 200
-        assert len(resp.json["approvals"]) <= limit
-        seen += [a["id"] for a in resp.json["approvals"]]
-        cursor = resp.json["nextCursor"]
-        if cursor is None:
-            return seen
-
-
-def test_list_is_newest_first_with_status_filter_and_walks(client, org, five_requests):
-    newest_first = list(reversed(five_requests))
-    first = client.simulate_get(APPROVALS, headers=org.viewer.headers)
-    assert [a["id"] for a in first.json["approvals"]] == newest_first
-    assert first.json["nextCursor"] is None
-    assert "Deprecation" not in first.headers
-    assert walk(client, org, {}, 2) == newest_first
-    assert walk(client, org, {"status": "PENDING"}, 1) == [five_requests[4], five_requests[1]]
-    recalled = client.simulate_get(APPROVALS, params={"status": "RECALLED"}, headers=org.viewer.headers).json
-    assert [a["id"] for a in recalled["approvals"]] == [five_requests[3]]
-    quote_id = recalled["approvals"][0]["quoteId"]
-    by_quote = client.simulate_get(APPROVALS, params={"quoteId": quote_id}, headers=org.viewer.headers)
-    assert [a["id"] for a in by_quote.json["approvals"]] == [five_requests[3]]
-    bad_status = client.simulate_get(APPROVALS, params={"status": "DONE"}, headers=org.viewer.headers)
-    assert bad_status.status_code == 400 and bad_status.json["errors"][0]["field"] == "status"
-
-
-def test_list_limit_bounds_and_foreign_cursors(client, app, org, five_requests):
-    for limit in ("0", "101", "-1", "ten"):
-        resp = client.simulate_get(APPROVALS, params={"limit": limit}, headers=org.viewer.headers)
-        assert resp.status_code == 400 and resp.json["code"] == "invalid_limit"
-    assert client.simulate_get(APPROVALS, params={"limit": "100"}, headers=org.viewer.headers).status_code == 200
-    cursor = client.simulate_get(APPROVALS, params={"limit": 1}, headers=org.viewer.headers).json["nextCursor"]
-    # a cursor is bound to its filters, and to this list
-    other_filter = client.simulate_get(
-        APPROVALS, params={"cursor": cursor, "status": "PENDING"}, headers=org.viewer.headers
-    )
-    assert other_filter.status_code == 400 and other_filter.json["code"] == "invalid_cursor"
-    foreign = app.context.cursors.encode("/external/v1/approval-rules?", [five_requests[0]])
-    for bad in (foreign, "garbage"):
-        resp = client.simulate_get(APPROVALS, params={"cursor": bad}, headers=org.viewer.headers)
-        assert resp.status_code == 400 and resp.json["code"] == "invalid_cursor"
-
-
-def test_deprecated_offset_and_count_still_work_and_say_so(client, org, five_requests):
-    newest_first = list(reversed(five_requests))
-    resp = client.simulate_get(APPROVALS, params={"offset": 1, "count": 2}, headers=org.viewer.headers)
-    assert resp.status_code == 200
-    assert [a["id"] for a in resp.json["approvals"]] == newest_first[1:3]
-    assert resp.headers["Deprecation"] == "@1767225600"
-    assert 'rel="deprecation"' in resp.headers["Link"]
-    rest = client.simulate_get(APPROVALS, params={"cursor": resp.json["nextCursor"]}, headers=org.viewer.headers)
-    assert [a["id"] for a in rest.json["approvals"]] == newest_first[3:]
-    assert "Deprecation" not in rest.headers
-
-    only_offset = client.simulate_get(APPROVALS, params={"offset": 4}, headers=org.viewer.headers)
-    assert [a["id"] for a in only_offset.json["approvals"]] == newest_first[4:]
-    assert only_offset.json["nextCursor"] is None and only_offset.headers["Deprecation"] == "@1767225600"
-    pending = {"count": 3, "status": "PENDING"}
-    only_count = client.simulate_get(APPROVALS, params=pending, headers=org.viewer.headers)
-    assert [a["id"] for a in only_count.json["approvals"]] == [five_requests[4], five_requests[1]]
-    assert "Deprecation" in only_count.headers
-    beyond = client.simulate_get(APPROVALS, params={"offset": 50}, headers=org.viewer.headers)
-    assert beyond.json == {"approvals": [], "nextCursor": None}
-
-    cursor = resp.json["nextCursor"]
-    for params, field in (
-        ({"offset": 1, "cursor": cursor}, "offset"),
-        ({"count": 2, "limit": 2}, "count"),
-        ({"count": 0}, "count"),
-        ({"count": 101}, "count"),
-        ({"offset": -1}, "offset"),
-        ({"offset": "x"}, "offset"),
-    ):
-        bad = client.simulate_get(APPROVALS, params=params, headers=org.viewer.headers)
-        assert bad.status_code == 400, params
-        assert bad.json["errors"][0]["field"] == field
-
-
-def test_offset_and_count_are_documented_as_deprecated(client):
-    doc = client.simulate_get(f"{V1}/openapi.json").json
-    params = {p["name"]: p for p in doc["paths"]["/approvals"]["get"]["parameters"]}
-    assert params["offset"].get("deprecated") is True and params["count"].get("deprecated") is True
-    assert params["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
-    assert "deprecated" not in params["status"]
-
-
-# --- concurrency: real transactions on their own database -------------------------------------
-
-
-@pytest.fixture(scope="module")
-def committing_client():
-    """An app whose use cases commit for real (not inside a test's rolled-back transaction), on a database
-    of its own, so two requests can race."""
-    with fresh_database("dps_api_approval_race") as url:
-        upgrade(url)
-        secrets = {"API_KEY_PEPPER": "race-pepper-" + "0" * 32, "CURSOR_SECRET": "race-cursor-" + "1" * 32}
-        settings = Settings.from_env({"DATABASE_URL": url, **secrets})
-        engine = make_engine(url)
-        app = create_app(settings, tx=Transactions.for_engine(engine))
-        ctx = app.context
-        identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
-        yield falcon.testing.TestClient(app), make_org(identity, "Race Corp")
-        engine.dispose()
-
-
-def race(*calls):
-    """Runs the calls at the same moment on their own threads; their responses in call order."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        barrier.wait()
-        return call()
-
-    with ThreadPoolExecutor(len(calls)) as pool:
-        return [f.result() for f in [pool.submit(run, call) for call in calls]]
-
-
-def test_concurrent_approvals_never_lose_or_double_count_a_vote(committing_client):
-    client, org = committing_client
-    a, b = org.member("user", "race-a@race.example"), org.member("user", "race-b@race.example")
-    pair = approval_group(client, org, [a, b], required=2, name="Pair")
-    rule(client, org, pair, TERM_ABOVE_24)
-    item = product(client, org)["id"]
-    for _ in range(3):
-        approval = submit(client, org.user, quote(client, org.user, item, term=36)["id"])
-        # two members at once: both votes count, and the second completes the chain
-        first, second = race(lambda: decide(client, a, approval["id"]), lambda: decide(client, b, approval["id"]))
-        assert (first.status_code, second.status_code) == (200, 200)
-        final = client.simulate_get(f"{APPROVALS}/{approval['id']}", headers=org.viewer.headers).json
-        assert final["status"] == "APPROVED"
-        assert sorted(v["userId"] for v in final["steps"][0]["requirements"][0]["approvals"]) == sorted(
-            [str(a.user_id), str(b.user_id)]
-        )
-        assert quote_status(client, org, approval["quoteId"]) == "APPROVED"
-
-    # the same member twice at once: one vote counts, the other is refused
-    approval = submit(client, org.user, quote(client, org.user, item, term=36)["id"])
-    twice = race(lambda: decide(client, a, approval["id"]), lambda: decide(client, a, approval["id"]))
-    codes = sorted(r.status_code for r in twice)
-    assert codes == [200, 409]
-    read = client.simulate_get(f"{APPROVALS}/{approval['id']}", headers=org.viewer.headers).json
-    assert len(read["steps"][0]["requirements"][0]["approvals"]) == 1
-
-    # a recall racing the completing approval: exactly one wins, and quote and request agree
-    resp = race(lambda: decide(client, b, approval["id"]), lambda: recall(client, org.user, approval["quoteId"]))
-    assert sorted(r.status_code for r in resp) == [200, 409]
-    final = client.simulate_get(f"{APPROVALS}/{approval['id']}", headers=org.viewer.headers).json
-    expected_quote = {"APPROVED": "APPROVED", "RECALLED": "DRAFT"}[final["status"]]
-    assert quote_status(client, org, approval["quoteId"]) == expected_quote

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PACKAGES := -e libs/common[testing] -e services/api[embedded]
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install unit contract bench clean
+.PHONY: run test install lint contract bench clean
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,11 @@ run: $(STAMP)
 	$(BIN)/dealpricing-api-dev
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 contract: $(STAMP)
 	$(BIN)/python -m pytest tests/contract

@@ -25,7 +25,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import orjson
-
 from load import LoadOptions, LoadResult, measure, require_wrk
 from report import Target, load_average, machine, render, write
 from seed import DEFAULT_SERVER_URL, Seeded, fresh_database, seed, server_version

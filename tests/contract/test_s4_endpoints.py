@@ -13,6 +13,7 @@ import pytest
 import contract_data as data
 from contract_client import assert_problem
 
+
 def test_only_https_is_served(api, org):
     """A plain-HTTP request on the api's port gets no HTTP answer, let alone data."""
     origin = urlsplit(api.origin)

@@ -3,7 +3,14 @@
 import pytest
 
 from dps_common.auth.cache import TtlCache
-from dps_common.auth.keys import format_key, generate_key_id, generate_secret, hash_secret, parse_key, secret_matches
+from dps_common.auth.keys import (
+    format_key,
+    generate_key_id,
+    generate_secret,
+    hash_secret,
+    parse_key,
+    secret_matches,
+)
 
 
 def test_generated_keys_parse_back():

@@ -5,7 +5,13 @@ import falcon.testing
 import pytest
 
 from dps_common.http.operations import Paging
-from dps_common.http.paging import CursorCodec, InvalidCursor, InvalidLimit, cursor_scope, parse_limit
+from dps_common.http.paging import (
+    CursorCodec,
+    InvalidCursor,
+    InvalidLimit,
+    cursor_scope,
+    parse_limit,
+)
 
 PAGING = Paging(default=100, maximum=500, items_property="things")
 

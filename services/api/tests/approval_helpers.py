@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from dps_api.db.models.outbox import OutboxEvent
 from sqlalchemy import select
+
+from dps_api.db.models.outbox import OutboxEvent
 
 V1 = "/external/v1"
 APPROVALS = f"{V1}/approvals"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import threading
 
 import psycopg
 from sqlalchemy import MetaData, create_engine, text

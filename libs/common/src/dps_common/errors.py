@@ -44,6 +44,18 @@ class Forbidden(ServiceError):
     title = "Forbidden"
 
 
+class MissingScope(Forbidden):
+    """The key's role lacks a scope; ``requiredScope`` names it."""
+
+    code = "missing_scope"
+
+    def __init__(self, role: str, scope: str, action: str = "This operation"):
+        super().__init__(
+            f"{action} needs the scope '{scope}', which this API key's role ({role}) lacks.",
+            extra={"requiredScope": str(scope)},
+        )
+
+
 class NotFound(ServiceError):
     code = "not_found"
     title = "Not found"
@@ -94,3 +106,13 @@ def http_status_of(error: ServiceError) -> int:
 
 def not_found(what: str) -> NotFound:
     return NotFound(f"{what} not found.")
+
+
+def invalid_fields(errors: list[tuple[str, str]], code: str | None = None) -> ValidationFailed:
+    """A 400 naming each offending field (``lines[0].quantity``) with its message; the first leads."""
+    fields = [{"field": field, "message": message} for field, message in errors]
+    return ValidationFailed(f"{errors[0][0]}: {errors[0][1]}", code=code, extra={"errors": fields})
+
+
+def invalid_field(field: str, message: str, code: str | None = None) -> ValidationFailed:
+    return invalid_fields([(field, message)], code)

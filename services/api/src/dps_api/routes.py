@@ -3,11 +3,19 @@
 from dps_common.http.app import Api
 
 from dps_api.context import AppContext
-from dps_api.resources import whoami
-from dps_api.resources import deal_groups, opportunities
-from dps_api.resources import pricebooks, products
-from dps_api.resources import approval_groups, approval_rule_groups, approval_rules, approvals
-from dps_api.resources import quote_lines, quotes
+from dps_api.resources import (
+    approval_groups,
+    approval_rule_groups,
+    approval_rules,
+    approvals,
+    deal_groups,
+    opportunities,
+    pricebooks,
+    products,
+    quote_lines,
+    quotes,
+    whoami,
+)
 
 RESOURCE_MODULES = [
     whoami,

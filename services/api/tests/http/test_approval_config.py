@@ -6,8 +6,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from dps_api.db.models.outbox import OutboxEvent
 from sqlalchemy import select
+
+from dps_api.db.models.outbox import OutboxEvent
 
 V1 = "/external/v1"
 GROUPS, RULES, RULE_GROUPS = f"{V1}/approval-groups", f"{V1}/approval-rules", f"{V1}/approval-rule-groups"

@@ -4,6 +4,7 @@ deprecated offset/count parameters answered with a Deprecation header."""
 from __future__ import annotations
 
 import pytest
+
 from approval_helpers import (
     APPROVALS,
     TERM_ABOVE_24,

@@ -8,6 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import falcon.testing
 import pytest
+
+from dps_common.db import Transactions, make_engine
+from dps_common.testing.services import fresh_database
+
+from dps_api.app import create_app
+from dps_api.db.migrate import upgrade
+from dps_api.services.identity import IdentityService
+from dps_api.settings import Settings
+
 from api_orgs import make_org
 from approval_helpers import (
     APPROVALS,
@@ -21,12 +30,6 @@ from approval_helpers import (
     rule,
     submit,
 )
-from dps_api.app import create_app
-from dps_api.db.migrate import upgrade
-from dps_api.services.identity import IdentityService
-from dps_api.settings import Settings
-from dps_common.db import Transactions, make_engine
-from dps_common.testing.services import fresh_database
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
 from approval_helpers import (
     APPROVALS,
     DISCOUNT_ABOVE_10,

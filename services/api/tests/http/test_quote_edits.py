@@ -6,6 +6,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
+from dps_api.services.quote_approval import change_quote_status
+
 from quote_helpers import (
     QUOTES,
     create_quote,
@@ -20,8 +23,6 @@ from quote_helpers import (
     quote_events,
     simple_quote,
 )
-
-from dps_api.services.quote_approval import change_quote_status
 
 
 def patch(client, member, quote_id: str, **fields):

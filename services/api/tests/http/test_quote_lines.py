@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from quote_helpers import QUOTES, create_quote, error_fields, events, product, quote_body, quote_events, simple_quote
 
 

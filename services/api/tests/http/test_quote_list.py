@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from quote_helpers import API, QUOTES, create_quote, opportunity, product, quote_body
 
 from dps_api.services.quote_approval import change_quote_status
+
+from quote_helpers import API, QUOTES, create_quote, opportunity, product, quote_body
 
 
 def make_quotes(client, org, count: int, member=None, **fields) -> list[dict]:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import func, select
+
+from dps_api.db.models.quotes import Quote, QuoteLine
+
 from quote_helpers import (
     QUOTES,
     create_quote,
@@ -14,9 +18,6 @@ from quote_helpers import (
     quote_body,
     simple_quote,
 )
-from sqlalchemy import func, select
-
-from dps_api.db.models.quotes import Quote, QuoteLine
 
 
 def count(tx, model) -> int:

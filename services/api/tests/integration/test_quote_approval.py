@@ -9,7 +9,6 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from quote_helpers import QUOTES, create_quote, events, product, quote_body
 from sqlalchemy import delete, text
 from sqlalchemy.exc import OperationalError
 
@@ -20,6 +19,8 @@ from dps_common.http.json import dumps, loads
 from dps_api.db.models.identity import Organization, User
 from dps_api.db.models.quotes import Quote
 from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts, quote_snapshot
+
+from quote_helpers import QUOTES, create_quote, events, product, quote_body
 
 
 def as_json(snapshot: dict) -> dict:

@@ -9,7 +9,15 @@ from sqlalchemy import func, select
 from dps_api.db.models.identity import ApiKey
 from dps_api.seed import seed_demo
 from dps_api.seed.data import (
-    APPROVAL_GROUPS, DEAL_GROUP, OPPORTUNITIES, ORGANIZATION, PRODUCTS, QUOTES, RULE_GROUPS, RULES, USERS,
+    APPROVAL_GROUPS,
+    DEAL_GROUP,
+    OPPORTUNITIES,
+    ORGANIZATION,
+    PRODUCTS,
+    QUOTES,
+    RULE_GROUPS,
+    RULES,
+    USERS,
 )
 
 

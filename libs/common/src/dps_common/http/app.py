@@ -7,7 +7,7 @@ from collections.abc import Callable
 import falcon
 
 from dps_common.http import problems
-from dps_common.http.auth import AuthMiddleware, Authenticator
+from dps_common.http.auth import Authenticator, AuthMiddleware
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext

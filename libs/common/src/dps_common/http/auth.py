@@ -15,7 +15,7 @@ import falcon
 from dps_common.auth.cache import KeyRecord, TtlCache
 from dps_common.auth.keys import parse_key, secret_matches
 from dps_common.auth.principal import Principal
-from dps_common.errors import Forbidden, Unauthorized
+from dps_common.errors import MissingScope, Unauthorized
 
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
 INVALID_KEY = "Invalid API key."
@@ -24,10 +24,6 @@ INVALID_KEY = "Invalid API key."
 class KeyStore(Protocol):
     def find(self, key_id: str) -> KeyRecord | None:
         """The active key with this id, or None."""
-
-
-class MissingScope(Forbidden):
-    code = "missing_scope"
 
 
 class Authenticator:
@@ -64,9 +60,6 @@ class AuthMiddleware:
         req.context.principal = principal
         operation = getattr(resource, "operations", {}).get(req.method)
         if operation is not None and operation.scope is not None and not principal.has(operation.scope):
-            raise MissingScope(
-                f"This API key's role ({principal.role}) lacks the required scope '{operation.scope}'.",
-                extra={"requiredScope": str(operation.scope)},
-            )
+            raise MissingScope(principal.role, operation.scope)
         if self._on_authenticated is not None:
             self._on_authenticated(principal)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 import falcon
 
-from dps_common.errors import NotFound, ValidationFailed
+from dps_common.errors import NotFound, ValidationFailed, invalid_field
 
 E = TypeVar("E", bound=Enum)
 
@@ -25,7 +25,7 @@ def path_id(raw: str, what: str) -> UUID:
 
 
 def invalid_param(name: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{name}: {message}", extra={"errors": [{"field": name, "message": message}]})
+    return invalid_field(name, message)
 
 
 def query_str(req: falcon.Request, name: str, *, max_length: int = 200) -> str | None:

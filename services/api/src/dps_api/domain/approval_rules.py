@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Protocol, TypeVar
 from uuid import UUID
 
-from dps_common.errors import ValidationFailed
+from dps_common.errors import invalid_field
 
 from dps_api.domain.money import UnsupportedCurrency, currency_exponent, format_decimal
 
@@ -78,40 +78,36 @@ class RuleSpec:
     active: bool = True
 
 
-def _invalid(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", extra={"errors": [{"field": field, "message": message}]})
-
-
 def make_condition(
     kind: ConditionType, threshold: Decimal | None, currency: str | None, *, field: str = "condition"
 ) -> Condition:
     """A valid condition, or a 400 naming the offending field (``condition.threshold`` ...)."""
     if kind is ConditionType.LOCKED_PRICE_BELOW_LIST:
         if threshold is not None:
-            raise _invalid(f"{field}.threshold", "must be omitted for LOCKED_PRICE_BELOW_LIST")
+            raise invalid_field(f"{field}.threshold", "must be omitted for LOCKED_PRICE_BELOW_LIST")
         if currency is not None:
-            raise _invalid(f"{field}.currency", "must be omitted for LOCKED_PRICE_BELOW_LIST")
+            raise invalid_field(f"{field}.currency", "must be omitted for LOCKED_PRICE_BELOW_LIST")
         return Condition(kind)
     if threshold is None:
-        raise _invalid(f"{field}.threshold", f"is required for {kind.value}")
+        raise invalid_field(f"{field}.threshold", f"is required for {kind.value}")
     if threshold < 0:
-        raise _invalid(f"{field}.threshold", "must not be negative")
+        raise invalid_field(f"{field}.threshold", "must not be negative")
     if kind is ConditionType.TOTAL_CONTRACT_VALUE_ABOVE:
         if currency is None:
-            raise _invalid(f"{field}.currency", "is required for TOTAL_CONTRACT_VALUE_ABOVE")
+            raise invalid_field(f"{field}.currency", "is required for TOTAL_CONTRACT_VALUE_ABOVE")
         try:
             exponent = currency_exponent(currency)
         except UnsupportedCurrency as exc:
-            raise _invalid(f"{field}.currency", str(exc)) from None
+            raise invalid_field(f"{field}.currency", str(exc)) from None
         if threshold != threshold.quantize(Decimal(1).scaleb(-exponent)):
-            raise _invalid(f"{field}.threshold", f"{currency} amounts have at most {exponent} decimal places")
+            raise invalid_field(f"{field}.threshold", f"{currency} amounts have at most {exponent} decimal places")
         return Condition(kind, threshold, currency)
     if currency is not None:
-        raise _invalid(f"{field}.currency", f"applies to TOTAL_CONTRACT_VALUE_ABOVE only, not {kind.value}")
+        raise invalid_field(f"{field}.currency", f"applies to TOTAL_CONTRACT_VALUE_ABOVE only, not {kind.value}")
     if kind is ConditionType.MAX_DISCOUNT_PERCENT_ABOVE and threshold > MAX_PERCENT:
-        raise _invalid(f"{field}.threshold", "a discount percent is at most 100")
+        raise invalid_field(f"{field}.threshold", "a discount percent is at most 100")
     if kind is ConditionType.TERM_MONTHS_ABOVE and threshold != threshold.to_integral_value():
-        raise _invalid(f"{field}.threshold", "must be a whole number of months")
+        raise invalid_field(f"{field}.threshold", "must be a whole number of months")
     return Condition(kind, threshold, None)
 
 

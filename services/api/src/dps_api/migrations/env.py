@@ -5,9 +5,10 @@ import os
 from alembic import context
 from sqlalchemy import create_engine
 
+from dps_common.db import sqlalchemy_url
+
 from dps_api.db import models  # noqa: F401  (registers every table on the metadata)
 from dps_api.db.base import Base
-from dps_common.db import sqlalchemy_url
 
 config = context.config
 url = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL")

@@ -10,7 +10,12 @@ from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
-from dps_api.schemas.approval_config import ApprovalRule, ApprovalRuleCreate, ApprovalRuleList, ApprovalRuleUpdate
+from dps_api.schemas.approval_config import (
+    ApprovalRule,
+    ApprovalRuleCreate,
+    ApprovalRuleList,
+    ApprovalRuleUpdate,
+)
 from dps_api.services.approval_config import ApprovalConfigService
 
 TAG = "Approval configuration"

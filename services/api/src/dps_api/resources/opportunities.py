@@ -16,8 +16,8 @@ from dps_api.schemas.opportunities import (
     Opportunity,
     OpportunityCreate,
     OpportunityList,
-    OpportunityUpdate,
     OpportunityStage,
+    OpportunityUpdate,
 )
 from dps_api.services.opportunities import OpportunityFilters, OpportunityService
 

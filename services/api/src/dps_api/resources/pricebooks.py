@@ -10,7 +10,12 @@ from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_bool
 
 from dps_api.context import AppContext
-from dps_api.schemas.catalog import Pricebook, PricebookCreate, PricebookList, PricebookUpdate
+from dps_api.schemas.catalog import (
+    Pricebook,
+    PricebookCreate,
+    PricebookList,
+    PricebookUpdate,
+)
 from dps_api.services.pricebooks import PricebookService
 
 TAG = "Catalog"

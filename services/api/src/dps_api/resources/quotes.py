@@ -12,7 +12,13 @@ from dps_common.http.paging import CursorCodec, serve_page
 from dps_common.http.params import path_id, query_enum, query_uuid
 
 from dps_api.context import AppContext
-from dps_api.schemas.quotes import PricingQuote, PricingQuoteList, QuoteCreate, QuoteStatus, QuoteUpdate
+from dps_api.schemas.quotes import (
+    PricingQuote,
+    PricingQuoteList,
+    QuoteCreate,
+    QuoteStatus,
+    QuoteUpdate,
+)
 from dps_api.services.quotes import QuoteFilters, QuoteService
 
 TAG = "Pricing quotes"

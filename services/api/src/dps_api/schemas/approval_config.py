@@ -9,7 +9,13 @@ from uuid import UUID
 from pydantic import Field
 
 from dps_api.domain.approval_rules import ConditionType
-from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
+from dps_api.schemas.common import (
+    CurrencyCode,
+    DecimalString,
+    Name,
+    RequestModel,
+    ResponseModel,
+)
 
 MAX_MEMBERS = 500
 MAX_POSITION = 2_147_483_647

@@ -14,7 +14,13 @@ from uuid import UUID
 import iso4217
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
+from dps_api.schemas.common import (
+    CurrencyCode,
+    DecimalString,
+    Name,
+    RequestModel,
+    ResponseModel,
+)
 
 PriceModel = Literal["FLAT", "PER_UNIT", "TIERED", "RAMPED", "HOURLY", "ONE_TIME_FEE"]
 PriceFrequency = Literal["MONTHLY", "QUARTERLY", "SEMI_ANNUAL", "ANNUAL", "ONE_TIME"]

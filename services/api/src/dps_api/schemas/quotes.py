@@ -9,7 +9,13 @@ from uuid import UUID
 
 from pydantic import Field, StringConstraints
 
-from dps_api.schemas.common import CurrencyCode, DecimalString, Name, RequestModel, ResponseModel
+from dps_api.schemas.common import (
+    CurrencyCode,
+    DecimalString,
+    Name,
+    RequestModel,
+    ResponseModel,
+)
 
 MAX_LINES = 500
 

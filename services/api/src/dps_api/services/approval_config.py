@@ -18,10 +18,15 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
-from dps_common.errors import Conflict, ValidationFailed, not_found
+from dps_common.errors import Conflict, invalid_field, not_found
 from dps_common.http.paging import PageRequest
 
-from dps_api.db.models.approvals import ApprovalGroup, ApprovalGroupMember, ApprovalRule, ApprovalRuleGroup
+from dps_api.db.models.approvals import (
+    ApprovalGroup,
+    ApprovalGroupMember,
+    ApprovalRule,
+    ApprovalRuleGroup,
+)
 from dps_api.db.models.identity import User
 from dps_api.db.paging import keyset
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
@@ -35,10 +40,6 @@ from dps_api.schemas.approval_config import (
     ConditionBody,
 )
 from dps_api.services.outbox import record_event
-
-
-def invalid_field(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", extra={"errors": [{"field": field, "message": message}]})
 
 
 def _utc(moment: datetime | None) -> datetime | None:

@@ -29,7 +29,12 @@ from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.http.paging import PageRequest
 
-from dps_api.db.models.approvals import ApprovalGroup, ApprovalRequest, ApprovalRule, ApprovalRuleGroup
+from dps_api.db.models.approvals import (
+    ApprovalGroup,
+    ApprovalRequest,
+    ApprovalRule,
+    ApprovalRuleGroup,
+)
 from dps_api.db.paging import keyset
 from dps_api.domain import approval_flow as flow_rules
 from dps_api.domain.approval_flow import (
@@ -49,7 +54,11 @@ from dps_api.domain.approval_flow import (
 from dps_api.domain.approval_rules import QuoteTerms, RuleSpec, fired_rules
 from dps_api.services.approval_config import members_of, rule_condition
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts
+from dps_api.services.quote_approval import (
+    QuoteFacts,
+    change_quote_status,
+    lock_quote_facts,
+)
 
 
 @dataclass(frozen=True)

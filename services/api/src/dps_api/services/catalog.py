@@ -10,8 +10,8 @@ JSON fields passed through unparsed). Cross-field rules and scope checks run bef
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -24,7 +24,12 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
-from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
+from dps_common.errors import (
+    Conflict,
+    MissingScope,
+    invalid_fields,
+    not_found,
+)
 from dps_common.http.paging import PageRequest
 
 from dps_api.db.models.catalog import Product, ProductVersion
@@ -117,17 +122,8 @@ def _rows(rows: Iterable[Sequence[Any]], with_cost: bool) -> list[dict[str, Any]
     return products
 
 
-def invalid(errors: list[tuple[str, str]]) -> ValidationFailed:
-    fields = [{"field": field, "message": message} for field, message in errors]
-    return ValidationFailed(f"{errors[0][0]}: {errors[0][1]}", extra={"errors": fields})
-
-
-def missing_scope(principal: Principal, scope: Scope, what: str) -> Forbidden:
-    return Forbidden(
-        f"{what} needs the scope '{scope}', which this API key's role ({principal.role}) lacks.",
-        code="missing_scope",
-        extra={"requiredScope": str(scope)},
-    )
+def missing_scope(principal: Principal, scope: Scope, action: str) -> MissingScope:
+    return MissingScope(principal.role, scope, action)
 
 
 def check_product(state: dict[str, Any]) -> None:
@@ -145,7 +141,7 @@ def check_product(state: dict[str, Any]) -> None:
     if model == "TIERED" and tiers and set(tiers) != set(state["list_prices"]):
         errors.append(("tiers", "tiers must give exactly the currencies of listPrices"))
     if errors:
-        raise invalid(errors)
+        raise invalid_fields(errors)
 
 
 def default_frequency(price_model: str) -> str:
@@ -251,7 +247,7 @@ class CatalogService:
             if product is None:
                 raise not_found("Product")
             if "specId" in sent and body.specId != product.spec_id:
-                raise invalid([("specId", "cannot be changed; it identifies the product across versions")])
+                raise invalid_fields([("specId", "cannot be changed; it identifies the product across versions")])
             changes = self._changes(product, body, sent)
             self._check_scopes(principal, product, changes)
             check_product({attr: changes.get(attr, getattr(product, attr)) for attr in _SNAPSHOT})

@@ -13,11 +13,15 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
-from dps_common.errors import Conflict, not_found
+from dps_common.errors import Conflict, invalid_field, not_found
 
 from dps_api.db.models.opportunities import DealGroup, DealGroupMember, Opportunity
-from dps_api.schemas.deal_groups import MAX_GROUPS_PER_OPPORTUNITY, DealGroupCreate, DealGroupUpdate
-from dps_api.services.opportunities import find_opportunity, invalid_field
+from dps_api.schemas.deal_groups import (
+    MAX_GROUPS_PER_OPPORTUNITY,
+    DealGroupCreate,
+    DealGroupUpdate,
+)
+from dps_api.services.opportunities import find_opportunity
 from dps_api.services.outbox import record_event
 
 

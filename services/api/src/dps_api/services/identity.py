@@ -11,7 +11,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from dps_common.auth.cache import KeyRecord
-from dps_common.auth.keys import format_key, generate_key_id, generate_secret, hash_secret
+from dps_common.auth.keys import (
+    format_key,
+    generate_key_id,
+    generate_secret,
+    hash_secret,
+)
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.db import Transactions

@@ -15,14 +15,28 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
-from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
+from dps_common.errors import (
+    Conflict,
+    Forbidden,
+    invalid_field,
+    not_found,
+)
 from dps_common.http.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.paging import keyset
-from dps_api.domain.money import currency_exponent, format_money, is_supported_currency, round_money
-from dps_api.schemas.opportunities import OpportunityCreate, OpportunityStage, OpportunityUpdate
+from dps_api.domain.money import (
+    currency_exponent,
+    format_money,
+    is_supported_currency,
+    round_money,
+)
+from dps_api.schemas.opportunities import (
+    OpportunityCreate,
+    OpportunityStage,
+    OpportunityUpdate,
+)
 from dps_api.services.outbox import record_event
 
 # request field -> column, for partial updates
@@ -43,10 +57,6 @@ class OpportunityFilters:
     stage: OpportunityStage | None = None
     owner_user_id: UUID | None = None
     crm_id: str | None = None
-
-
-def invalid_field(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", extra={"errors": [{"field": field, "message": message}]})
 
 
 def check_amount(amount: Decimal | None, currency: str | None) -> None:

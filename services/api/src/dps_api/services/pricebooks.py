@@ -18,14 +18,25 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
-from dps_common.errors import not_found
+from dps_common.errors import invalid_fields, not_found
 from dps_common.http.paging import PageRequest
 
-from dps_api.db.models.catalog import Pricebook, PricebookEntry, PricebookUser, PricebookVersion, Product
+from dps_api.db.models.catalog import (
+    Pricebook,
+    PricebookEntry,
+    PricebookUser,
+    PricebookVersion,
+    Product,
+)
 from dps_api.db.models.identity import User
 from dps_api.db.paging import keyset
-from dps_api.schemas.catalog import PricebookCreate, PricebookEntryIn, PricebookUpdate, amount_problem, format_amount
-from dps_api.services.catalog import invalid
+from dps_api.schemas.catalog import (
+    PricebookCreate,
+    PricebookEntryIn,
+    PricebookUpdate,
+    amount_problem,
+    format_amount,
+)
 from dps_api.services.outbox import record_event
 
 _VERSIONED = {"name": "name", "currency": "currency", "active": "active"}
@@ -124,7 +135,7 @@ def _in_currency(currency: str, entries: dict[UUID, Decimal]) -> dict[UUID, Deci
         if (problem := amount_problem(currency, amount))
     ]
     if errors:
-        raise invalid(errors)
+        raise invalid_fields(errors)
     return {pid: Decimal(format_amount(currency, amount)) for pid, amount in entries.items()}
 
 
@@ -156,7 +167,7 @@ def _checked_entries(
             if entry.productId not in known
         ]
     if errors:
-        raise invalid(errors)
+        raise invalid_fields(errors)
     return dict(sorted(prices.items()))
 
 
@@ -173,7 +184,7 @@ def _checked_users(session: Session, principal: Principal, user_ids: list[UUID])
         if user_id not in known
     ]
     if errors:
-        raise invalid(errors)
+        raise invalid_fields(errors)
     return wanted
 
 

@@ -14,17 +14,21 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
-from dps_common.errors import Conflict, Forbidden, not_found
+from dps_common.errors import Conflict, Forbidden, invalid_field, not_found
 
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.pricing import LineTerms, PricedLine, PricingError, price_line
 from dps_api.schemas.quotes import MAX_LINES, QuoteLineCreate, QuoteLineUpdate
-from dps_api.services.catalog_lookup import PinnedPricebook, PricedProduct, pinned_pricebook, price_product
+from dps_api.services.catalog_lookup import (
+    PinnedPricebook,
+    PricedProduct,
+    pinned_pricebook,
+    price_product,
+)
 from dps_api.services.quote_records import (
     apply_pricing,
     begin_edit,
     finish_edit,
-    invalid_field,
     line_terms,
     naming_field,
     quote_lines,

@@ -17,7 +17,14 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
-from dps_common.errors import Conflict, Forbidden, NotFound, ValidationFailed, not_found
+from dps_common.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    ValidationFailed,
+    invalid_field,
+    not_found,
+)
 
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.money import format_decimal, format_money, format_price
@@ -26,10 +33,6 @@ from dps_api.services.outbox import record_event
 
 STATUSES = ("DRAFT", "PENDING_APPROVAL", "APPROVED", "REJECTED")
 REOPENED_BY_EDIT = ("APPROVED", "REJECTED")
-
-
-def invalid_field(field: str, message: str, code: str | None = None) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", code=code, extra={"errors": [{"field": field, "message": message}]})
 
 
 @contextmanager

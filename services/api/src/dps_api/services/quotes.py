@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
+from dps_common.errors import invalid_field
 from dps_common.http.paging import PageRequest
 from dps_common.ids import new_id
 
@@ -22,7 +23,11 @@ from dps_api.db.models.quotes import Quote
 from dps_api.db.paging import keyset
 from dps_api.domain.money import is_supported_currency
 from dps_api.schemas.quotes import QuoteCreate, QuoteStatus, QuoteUpdate
-from dps_api.services.catalog_lookup import PinnedPricebook, pin_pricebook, price_product
+from dps_api.services.catalog_lookup import (
+    PinnedPricebook,
+    pin_pricebook,
+    price_product,
+)
 from dps_api.services.outbox import record_event
 from dps_api.services.quote_lines import copy_catalog_prices, new_line
 from dps_api.services.quote_records import (
@@ -30,7 +35,6 @@ from dps_api.services.quote_records import (
     check_owner,
     find_quote,
     finish_edit,
-    invalid_field,
     naming_field,
     quote_lines,
     refresh_totals,

@@ -1,7 +1,10 @@
 """Every table module, imported so Alembic and the metadata see them all."""
 
-from dps_api.db.models import identity, outbox  # noqa: F401
-from dps_api.db.models import opportunities  # noqa: F401
-from dps_api.db.models import catalog  # noqa: F401
-from dps_api.db.models import quotes  # noqa: F401
-from dps_api.db.models import approvals  # noqa: F401
+from dps_api.db.models import (  # noqa: F401
+    approvals,  # noqa: F401
+    catalog,  # noqa: F401
+    identity,
+    opportunities,  # noqa: F401
+    outbox,
+    quotes,  # noqa: F401
+)

@@ -95,7 +95,7 @@ def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
         doc["x-optional-scopes"] = [str(s) for s in op.extra_scopes]
     if op.body is not None:
         doc["requestBody"] = {
-            "required": True,
+            "required": op.body_required,
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}},
         }
     ok: dict[str, Any] = {"description": "Success."}

@@ -40,6 +40,7 @@ class Operation:
     response: type[BaseModel] | None = None
     status: int = 200
     body: type[BaseModel] | None = None
+    body_required: bool = True  # False: the body may be left out entirely
     paging: Paging | None = None
     query: tuple[QueryParam, ...] = ()
     errors: tuple[int, ...] = ()  # beyond the 400/401/403/413 every keyed operation may return

@@ -137,6 +137,7 @@ class ApproveResource:
             scope=Scope.APPROVALS_DECIDE,
             response=ApprovalRequest,
             body=DecisionBody,
+            body_required=False,
             errors=(409,),
             tag=TAG,
             description=_DECIDE_DOC + " 409 `already_approved` when the key's user already approved this step "
@@ -162,6 +163,7 @@ class RejectResource:
             scope=Scope.APPROVALS_DECIDE,
             response=ApprovalRequest,
             body=DecisionBody,
+            body_required=False,
             errors=(409,),
             tag=TAG,
             description=_DECIDE_DOC,

@@ -1,5 +1,7 @@
 """The read paths of Transactions on a real PostgreSQL."""
 
+import time
+
 import psycopg
 import pytest
 from sqlalchemy import text
@@ -40,4 +42,17 @@ def test_read_cursor_keeps_one_connection_per_thread_and_replaces_a_broken_one(e
         cursor.execute("SELECT 1")  # the one request that meets the dead connection fails
     with tx.read_cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        assert cursor.fetchone()[0] != first_pid
+        second_pid = cursor.fetchone()[0]
+    assert second_pid != first_pid
+    tx.dispose()
+    assert _gone(engine, second_pid), "dispose left the thread's read connection open"
+
+
+def _gone(engine, pid: int) -> bool:
+    """Whether the server session has ended; its backend exits just after the client closes."""
+    for _ in range(100):
+        with engine.connect() as admin:
+            if not admin.execute(text("SELECT 1 FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}).first():
+                return True
+        time.sleep(0.05)
+    return False

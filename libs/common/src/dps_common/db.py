@@ -62,6 +62,8 @@ class Transactions:
         self._read_engine = read_engine
         self._read_factory = sessionmaker(read_engine, expire_on_commit=False) if read_engine else factory
         self._thread = threading.local()
+        self._thread_connections: list[psycopg.Connection] = []
+        self._lock = threading.Lock()
 
     @classmethod
     def for_engine(cls, engine: Engine) -> "Transactions":
@@ -96,7 +98,18 @@ class Transactions:
             url = self._read_engine.url.set(drivername="postgresql")  # the same server, name and options
             connection = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
             self._thread.connection = connection
+            with self._lock:
+                self._thread_connections.append(connection)
         return connection
+
+    def dispose(self) -> None:
+        """Close every connection: the threads' read connections and the engine's pool."""
+        with self._lock:
+            connections, self._thread_connections = self._thread_connections, []
+        for connection in connections:
+            connection.close()
+        if self._read_engine is not None:
+            self._read_engine.dispose()  # the same pool as the engine it was made from
 
 
 def ping(engine: Engine) -> None:

@@ -40,12 +40,12 @@ def committing_client():
         upgrade(url)
         secrets = {"API_KEY_PEPPER": "race-pepper-" + "0" * 32, "CURSOR_SECRET": "race-cursor-" + "1" * 32}
         settings = Settings.from_env({"DATABASE_URL": url, **secrets})
-        engine = make_engine(url)
-        app = create_app(settings, tx=Transactions.for_engine(engine))
+        tx = Transactions.for_engine(make_engine(url))
+        app = create_app(settings, tx=tx)
         ctx = app.context
         identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
         yield falcon.testing.TestClient(app), make_org(identity, "Race Corp")
-        engine.dispose()
+        tx.dispose()
 
 
 def race(*calls):

@@ -26,8 +26,9 @@ def admin_env(monkeypatch, settings):
 @pytest.fixture
 def api(settings, engine):
     """The app over the same database, without a key cache, so CLI changes show at once."""
-    app = create_app(dataclasses.replace(settings, key_cache_ttl_seconds=0), tx=Transactions.for_engine(engine))
-    return falcon.testing.TestClient(app)
+    tx = Transactions.for_engine(engine)
+    yield falcon.testing.TestClient(create_app(dataclasses.replace(settings, key_cache_ttl_seconds=0), tx=tx))
+    tx.dispose()
 
 
 def run_json(capsys, *argv: str):

@@ -38,13 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.handler is None:
             return _migrate(out)
         settings = AdminSettings.from_env()
-        engine = make_engine(settings.database_url, pool_size=1, application_name="dps-admin")
+        tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=1, application_name="dps-admin"))
         try:
             # another process's key cache is out of reach; its entries expire on their own
-            identity = IdentityService(Transactions.for_engine(engine), settings.api_key_pepper, _utc_now, _no_cache)
+            identity = IdentityService(tx, settings.api_key_pepper, _utc_now, _no_cache)
             args.handler(args, identity, out)
         finally:
-            engine.dispose()
+            tx.dispose()
     except (ServiceError, SettingsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INPUT

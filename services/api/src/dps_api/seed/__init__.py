@@ -77,9 +77,9 @@ def seed_demo(app: falcon.App) -> DemoSeed:
 
 def seed_and_issue_admin_key(settings: Settings) -> DemoSeed:
     """``make run``: seed, then issue a fresh admin key for the demo admin (its secret is shown once)."""
-    engine = make_engine(settings.database_url, pool_size=2, application_name="dps-seed")
+    tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=2, application_name="dps-seed"))
     try:
-        app = create_app(settings, tx=Transactions.for_engine(engine))
+        app = create_app(settings, tx=tx)
         demo = seed_demo(app)
         ctx = app.context
         identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
@@ -87,7 +87,7 @@ def seed_and_issue_admin_key(settings: Settings) -> DemoSeed:
         demo.admin_key = identity.issue_key(demo.organization_id, demo.users["admin"], "admin", f"make run {stamp}").secret
         return demo
     finally:
-        engine.dispose()
+        tx.dispose()
 
 
 def _ensure_identity(identity: IdentityService, demo: DemoSeed) -> None:

@@ -3,8 +3,13 @@ approve, reject)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
 import falcon
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import API_PREFIX, Api
 from dps_common.http.bodies import parse_body
@@ -130,54 +135,42 @@ def _decision_body(req: falcon.Request) -> DecisionBody:
     return parse_body(req, DecisionBody)
 
 
-class ApproveResource:
-    operations = {
-        "POST": Operation(
-            summary="Approve the step an approval request waits on.",
-            scope=Scope.APPROVALS_DECIDE,
-            response=ApprovalRequest,
-            body=DecisionBody,
-            body_required=False,
-            errors=(409,),
-            tag=TAG,
-            description=_DECIDE_DOC + " 409 `already_approved` when the key's user already approved this step "
-            "(a repeat is refused, not ignored). When the last step completes, the request and its quote become "
-            "APPROVED.",
-            operation_id="approveApproval",
-        ),
-    }
-
-    def __init__(self, service: ApprovalService):
-        self._service = service
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response, approval_id: str) -> None:
-        target = path_id(approval_id, WHAT)
-        body = _decision_body(req)
-        resp.media = self._service.approve(req.context.principal, target, body.comment)
+def _decision(summary: str, description: str, operation_id: str) -> Operation:
+    return Operation(
+        summary=summary,
+        scope=Scope.APPROVALS_DECIDE,
+        response=ApprovalRequest,
+        body=DecisionBody,
+        body_required=False,
+        errors=(409,),
+        tag=TAG,
+        description=description,
+        operation_id=operation_id,
+    )
 
 
-class RejectResource:
-    operations = {
-        "POST": Operation(
-            summary="Reject an approval request; the request and its quote become REJECTED.",
-            scope=Scope.APPROVALS_DECIDE,
-            response=ApprovalRequest,
-            body=DecisionBody,
-            body_required=False,
-            errors=(409,),
-            tag=TAG,
-            description=_DECIDE_DOC,
-            operation_id="rejectApproval",
-        ),
-    }
+APPROVE = _decision(
+    "Approve the step an approval request waits on.",
+    _DECIDE_DOC + " 409 `already_approved` when the key's user already approved this step "
+    "(a repeat is refused, not ignored). When the last step completes, the request and its quote become "
+    "APPROVED.",
+    "approveApproval",
+)
+REJECT = _decision(
+    "Reject an approval request; the request and its quote become REJECTED.", _DECIDE_DOC, "rejectApproval"
+)
 
-    def __init__(self, service: ApprovalService):
-        self._service = service
+
+class DecisionResource:
+    """``POST /approvals/{id}/approve`` or ``/reject``: one decision on the step the request waits on."""
+
+    def __init__(self, operation: Operation, decide: Callable[[Principal, UUID, str | None], dict[str, Any]]):
+        self.operations = {"POST": operation}
+        self._decide = decide
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, approval_id: str) -> None:
         target = path_id(approval_id, WHAT)
-        body = _decision_body(req)
-        resp.media = self._service.reject(req.context.principal, target, body.comment)
+        resp.media = self._decide(req.context.principal, target, _decision_body(req).comment)
 
 
 class QuoteApprovalResource:
@@ -226,5 +219,5 @@ def register(api: Api, ctx: AppContext) -> None:
     api.add("/pricing-quotes/{quote_id}/approval", QuoteApprovalResource(service))
     api.add("/approvals", ApprovalsResource(service, ctx.cursors))
     api.add("/approvals/{approval_id}", ApprovalResource(service))
-    api.add("/approvals/{approval_id}/approve", ApproveResource(service))
-    api.add("/approvals/{approval_id}/reject", RejectResource(service))
+    api.add("/approvals/{approval_id}/approve", DecisionResource(APPROVE, service.approve))
+    api.add("/approvals/{approval_id}/reject", DecisionResource(REJECT, service.reject))

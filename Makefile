@@ -2,12 +2,12 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PACKAGES := -e libs/common[testing] -e services/api[embedded]
+PACKAGES := -e libs/common[testing] -e services/api[embedded] -e services/webhook-dispatcher
 STAMP := $(VENV)/.installed
 
 .PHONY: run test install lint contract bench clean
 
-$(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml
+$(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt $(PACKAGES)
 	touch $(STAMP)

@@ -4,42 +4,14 @@ members (a user with a key of one role), and the paging walk every list test rel
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import requests
 
+from dps_common.testing.provisioning import Member
+
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
 INVALID_KEY = "Invalid API key."
-
-
-@dataclass
-class Member:
-    """A user of an organization and the API key issued to it (``key`` is the full secret string)."""
-
-    user_id: str
-    email: str
-    role: str
-    key: str
-    key_row_id: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"x-api-key": self.key}
-
-
-@dataclass
-class Org:
-    id: str
-    name: str
-    admin: Member
-    user: Member
-    viewer: Member
-    add_member: Callable[[str, str], Member] = field(repr=False)
-
-    def member(self, role: str, email: str) -> Member:
-        """Another user of this organization with a key of ``role``."""
-        return self.add_member(role, email)
 
 
 KeyLike = Member | str | None

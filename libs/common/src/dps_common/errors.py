@@ -85,6 +85,13 @@ class UpstreamFailed(ServiceError):
     title = "Upstream failure"
 
 
+class ServiceUnavailable(ServiceError):
+    """A dependency this request needs (the api's key introspection, say) cannot answer now."""
+
+    code = "service_unavailable"
+    title = "Service unavailable"
+
+
 HTTP_STATUS: dict[type[ServiceError], int] = {
     BadRequest: 400,
     Unauthorized: 401,
@@ -94,6 +101,7 @@ HTTP_STATUS: dict[type[ServiceError], int] = {
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,
     UpstreamFailed: 502,
+    ServiceUnavailable: 503,
 }
 
 

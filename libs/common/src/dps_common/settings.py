@@ -24,6 +24,10 @@ class Env:
             return ""
         return value
 
+    def optional(self, name: str) -> str:
+        """A value whose absence is meaningful (a feature off, a default computed elsewhere)."""
+        return self._environ.get(name, "")
+
     def int(self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
         raw = self._environ.get(name)
         if raw is None or raw == "":
@@ -55,6 +59,13 @@ class Env:
         if value and len(value) < min_length:
             self.problems.append(f"{name} must be at least {min_length} characters")
         return value.encode()
+
+    def optional_secret(self, name: str, *, min_length: int = 32) -> str:
+        """A secret that may be absent (its feature is then off); when set, as long as ``secret``."""
+        value = self._environ.get(name, "")
+        if value and len(value) < min_length:
+            self.problems.append(f"{name} must be at least {min_length} characters")
+        return value
 
     def postgres_url(self, name: str = "DATABASE_URL") -> str:
         value = self.str(name)

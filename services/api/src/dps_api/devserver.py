@@ -135,7 +135,7 @@ def _forget_dead_handles(pgdata: Path) -> None:
 
 def serve(env: dict[str, str], on_ready) -> int:
     """gunicorn in the foreground; Ctrl-C (SIGINT to the whole group) or SIGTERM stops it."""
-    command = [sys.executable, "-m", "gunicorn", "-c", "python:dps_api.gunicorn_conf", "dps_api.wsgi:create()"]
+    command = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf", "dps_api.wsgi:create()"]
     process = subprocess.Popen(command, env=env)
 
     def forward(signum: int, _frame: object) -> None:  # `kill <pid>` of this process stops gunicorn too

@@ -9,6 +9,7 @@ from dps_api.resources import (
     approval_rules,
     approvals,
     deal_groups,
+    key_introspection,
     opportunities,
     pricebooks,
     products,
@@ -21,9 +22,11 @@ RESOURCE_MODULES = [
     whoami,
     opportunities,
     deal_groups,
+    key_introspection,
     products, pricebooks,
     approval_groups, approval_rules, approval_rule_groups, approvals,
     quotes, quote_lines,
+    key_introspection,
 ]
 
 

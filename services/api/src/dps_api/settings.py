@@ -17,6 +17,7 @@ class Settings:
     key_cache_ttl_seconds: float = 60.0
     db_pool_size: int = 5
     log_level: str = "INFO"
+    internal_api_token: str = ""  # other services' bearer token for key introspection; unset: not served
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -28,6 +29,7 @@ class Settings:
             key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             log_level=env.str("LOG_LEVEL", "INFO"),
+            internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
         )
         env.check()
         return settings

@@ -7,13 +7,14 @@ from collections.abc import Callable
 import falcon
 
 from dps_common.http import problems
-from dps_common.http.auth import Authenticator, AuthMiddleware
+from dps_common.http.auth import AuthMiddleware, KeyAuthenticator
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
 from dps_common.http.openapi import build_document
 
 API_PREFIX = "/external/v1"
+INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never routes it
 
 
 class ServiceApp(falcon.App):
@@ -26,7 +27,7 @@ class ServiceApp(falcon.App):
 class Api:
     """The app plus the list of keyed routes, so the OpenAPI document lists exactly what is served."""
 
-    def __init__(self, service: str, authenticator: Authenticator, ready_checks: dict[str, Callable[[], None]]):
+    def __init__(self, service: str, authenticator: KeyAuthenticator, ready_checks: dict[str, Callable[[], None]]):
         self.app = ServiceApp(
             middleware=[RequestContext(), AuthMiddleware(authenticator), Observability(service)],
             media_type=falcon.MEDIA_JSON,
@@ -46,6 +47,10 @@ class Api:
         """Serve ``resource`` at ``/external/v1{path}`` and document its operations."""
         self.app.add_route(API_PREFIX + path, resource)
         self.routes.append((path, resource))
+
+    def add_internal(self, path: str, resource: object) -> None:
+        """Serve ``resource`` at ``/internal/v1{path}``, outside the public document."""
+        self.app.add_route(INTERNAL_PREFIX + path, resource)
 
     def publish_openapi(self, title: str, version: str) -> None:
         document = build_document(title, version, API_PREFIX, self.routes)

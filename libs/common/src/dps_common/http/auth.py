@@ -1,7 +1,8 @@
 """``x-api-key`` authentication and scope checks, for every service.
 
-The middleware resolves the key to a ``Principal`` through a ``KeyStore`` (the api reads its own
-tables; other services ask the api) behind a bounded TTL cache, then checks the scope the matched
+The middleware resolves the key to a ``Principal`` through a ``KeyAuthenticator``: the api's reads its
+own tables through a ``KeyStore``, other services ask the api (``dps_common.auth.introspection``);
+both sit behind a bounded TTL cache. It then checks the scope the matched
 operation declares. The two 401 messages are the spec's, to the letter; 403 names the missing scope.
 """
 
@@ -24,6 +25,11 @@ INVALID_KEY = "Invalid API key."
 class KeyStore(Protocol):
     def find(self, key_id: str) -> KeyRecord | None:
         """The active key with this id, or None."""
+
+
+class KeyAuthenticator(Protocol):
+    def authenticate(self, raw_key: str | None) -> Principal:
+        """The principal of a presented key; raises ``Unauthorized`` with the spec's message."""
 
 
 class Authenticator:
@@ -49,7 +55,7 @@ class Authenticator:
 
 
 class AuthMiddleware:
-    def __init__(self, authenticator: Authenticator, on_authenticated: Callable[[Principal], None] | None = None):
+    def __init__(self, authenticator: KeyAuthenticator, on_authenticated: Callable[[Principal], None] | None = None):
         self._auth = authenticator
         self._on_authenticated = on_authenticated
 

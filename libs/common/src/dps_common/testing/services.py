@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
@@ -58,3 +60,42 @@ def fresh_database(prefix: str) -> Iterator[str]:
         finally:
             with psycopg.connect(server_url, autocommit=True) as admin:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
+
+
+def amqp_server_url() -> str:
+    """The broker under test; fails (CI) or skips when it does not answer."""
+    from kombu import Connection
+
+    url = os.environ.get("AMQP_URL", DEFAULT_AMQP_URL)
+    try:
+        with Connection(url, connect_timeout=3) as connection:
+            connection.ensure_connection(max_retries=1)
+    except Exception as exc:  # kombu raises the transport's own errors
+        _unavailable("RabbitMQ", exc)
+    return url
+
+
+@contextmanager
+def fresh_vhost(prefix: str) -> Iterator[str]:
+    """The test broker's URL on a new virtual host, deleted when the block ends.
+
+    Virtual hosts are made with ``rabbitmqctl`` on the broker's machine; where there is none (a
+    remote broker), the URL's own vhost is used and tests keep apart by their unique names."""
+    url = amqp_server_url()
+    rabbitmqctl = shutil.which("rabbitmqctl")
+    if rabbitmqctl is None:
+        yield url
+        return
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    user = urlsplit(url).username or "guest"
+    subprocess.run([rabbitmqctl, "-q", "add_vhost", name], check=True, capture_output=True)
+    try:
+        subprocess.run(
+            [rabbitmqctl, "-q", "set_permissions", "-p", name, user, ".*", ".*", ".*"], check=True, capture_output=True
+        )
+        yield urlunsplit(urlsplit(url)._replace(path="/" + name))
+    finally:
+        subprocess.run([rabbitmqctl, "-q", "delete_vhost", name], capture_output=True)

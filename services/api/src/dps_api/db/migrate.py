@@ -1,21 +1,9 @@
-"""Run the api's Alembic migrations programmatically (start-up, tests, ``make run``)."""
+"""This service's Alembic migrations, run programmatically (start-up, tests, ``make run``)."""
 
-from importlib.resources import files
+from functools import partial
 
-from alembic import command
-from alembic.config import Config
+from dps_common import migrations
 
-
-def alembic_config(database_url: str) -> Config:
-    config = Config(str(files("dps_api") / "alembic.ini"))
-    config.set_main_option("script_location", str(files("dps_api") / "migrations"))
-    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
-    return config
-
-
-def upgrade(database_url: str, revision: str = "head") -> None:
-    command.upgrade(alembic_config(database_url), revision)
-
-
-def downgrade(database_url: str, revision: str) -> None:
-    command.downgrade(alembic_config(database_url), revision)
+alembic_config = partial(migrations.alembic_config, "dps_api")
+upgrade = partial(migrations.upgrade, "dps_api")
+downgrade = partial(migrations.downgrade, "dps_api")

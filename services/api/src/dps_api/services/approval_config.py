@@ -20,6 +20,7 @@ from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, invalid_field, not_found
 from dps_common.http.paging import PageRequest
+from dps_common.keyset import keyset
 
 from dps_api.db.models.approvals import (
     ApprovalGroup,
@@ -28,7 +29,6 @@ from dps_api.db.models.approvals import (
     ApprovalRuleGroup,
 )
 from dps_api.db.models.identity import User
-from dps_api.db.paging import keyset
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
 from dps_api.schemas.approval_config import (
     ApprovalGroupCreate,

@@ -28,6 +28,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.http.paging import PageRequest
+from dps_common.keyset import keyset
 
 from dps_api.db.models.approvals import (
     ApprovalGroup,
@@ -35,7 +36,6 @@ from dps_api.db.models.approvals import (
     ApprovalRule,
     ApprovalRuleGroup,
 )
-from dps_api.db.paging import keyset
 from dps_api.domain import approval_flow as flow_rules
 from dps_api.domain.approval_flow import (
     ApproverGroup,

@@ -31,9 +31,9 @@ from dps_common.errors import (
     not_found,
 )
 from dps_common.http.paging import PageRequest
+from dps_common.keyset import resume_after
 
 from dps_api.db.models.catalog import Product, ProductVersion
-from dps_api.db.paging import resume_after
 from dps_api.schemas.catalog import ProductCreate, ProductUpdate
 from dps_api.services.outbox import record_event
 

@@ -22,10 +22,10 @@ from dps_common.errors import (
     not_found,
 )
 from dps_common.http.paging import PageRequest
+from dps_common.keyset import keyset
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
-from dps_api.db.paging import keyset
 from dps_api.domain.money import (
     currency_exponent,
     format_money,

@@ -20,6 +20,7 @@ from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import invalid_fields, not_found
 from dps_common.http.paging import PageRequest
+from dps_common.keyset import keyset
 
 from dps_api.db.models.catalog import (
     Pricebook,
@@ -29,7 +30,6 @@ from dps_api.db.models.catalog import (
     Product,
 )
 from dps_api.db.models.identity import User
-from dps_api.db.paging import keyset
 from dps_api.schemas.catalog import (
     PricebookCreate,
     PricebookEntryIn,

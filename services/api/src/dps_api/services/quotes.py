@@ -16,11 +16,11 @@ from dps_common.db import Transactions
 from dps_common.errors import invalid_field
 from dps_common.http.paging import PageRequest
 from dps_common.ids import new_id
+from dps_common.keyset import keyset
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.models.quotes import Quote
-from dps_api.db.paging import keyset
 from dps_api.domain.money import is_supported_currency
 from dps_api.schemas.quotes import QuoteCreate, QuoteStatus, QuoteUpdate
 from dps_api.services.catalog_lookup import (

@@ -1,16 +1,47 @@
-"""Organizations, users and keys made the way an operator makes them: the ``dealpricing-admin``
-command line, run as a subprocess against the same database and pepper as the server."""
+"""Organizations, users and keys made the way an operator makes them, for the black-box suites:
+the ``dealpricing-admin`` command line, run as a subprocess against the same database and pepper as
+the server."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contract_client import Member, Org
+
+@dataclass
+class Member:
+    """A user of an organization and the API key issued to it (``key`` is the full secret string)."""
+
+    user_id: str
+    email: str
+    role: str
+    key: str
+    key_row_id: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.key}
+
+
+@dataclass
+class Org:
+    id: str
+    name: str
+    admin: Member
+    user: Member
+    viewer: Member
+    add_member: Callable[[str, str], Member] = field(repr=False)
+
+    def member(self, role: str, email: str) -> Member:
+        """Another user of this organization with a key of ``role``."""
+        return self.add_member(role, email)
+
 
 ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
 ROLE_LABELS = {"admin": "admin", "user": "user", "view only": "viewer"}

@@ -1,4 +1,4 @@
-"""gunicorn settings for the api: ``gunicorn -c python:dps_api.gunicorn_conf 'dps_api.wsgi:create()'``.
+"""gunicorn settings shared by every service: ``gunicorn -c python:dps_common.gunicorn_conf 'dps_api.wsgi:create()'``.
 
 Worker model: ``gthread``. A request spends most of its time waiting on PostgreSQL, so a few threads
 per process serve concurrent requests for a fraction of the memory of more ``sync`` processes, and

@@ -1,0 +1,76 @@
+"""Key checks for services other than the api: they ask the api, which owns the keys.
+
+``POST {api}/internal/v1/key-introspection`` with the presented key and this service's bearer token
+answers in the manner of RFC 7662: ``{"active": true, ...principal}`` or ``{"active": false}``. Answers
+are cached for the same bounded TTL as the api's own lookups (keyed by a hash of the key, never the
+key itself), so a revoked key stops working here within that bound too. When the api cannot answer,
+the request fails with 503 and nothing is cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from uuid import UUID
+
+import requests
+
+from dps_common.auth.cache import TtlCache
+from dps_common.auth.keys import parse_key
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Role
+from dps_common.errors import ServiceUnavailable, Unauthorized
+from dps_common.http.auth import INVALID_KEY, MISSING_KEY
+
+INTROSPECTION_PATH = "/internal/v1/key-introspection"
+_TIMEOUT_SECONDS = (3, 5)  # connect, read
+
+
+def principal_to_json(principal: Principal) -> dict:
+    return {
+        "active": True,
+        "organizationId": str(principal.organization_id),
+        "organizationName": principal.organization_name,
+        "userId": str(principal.user_id),
+        "role": principal.role.value,
+        "keyId": principal.key_id,
+    }
+
+
+def principal_from_json(body: dict) -> Principal | None:
+    if not body.get("active"):
+        return None
+    return Principal(
+        UUID(body["organizationId"]), body["organizationName"], UUID(body["userId"]), Role(body["role"]), body["keyId"]
+    )
+
+
+class IntrospectingAuthenticator:
+    def __init__(self, api_url: str, token: str, cache: TtlCache[Principal], *, verify: str | bool = True):
+        self._url = api_url.rstrip("/") + INTROSPECTION_PATH
+        self._cache = cache
+        self._session = requests.Session()  # keep-alive to the api
+        self._session.trust_env = False
+        self._session.headers["Authorization"] = f"Bearer {token}"
+        self._session.verify = verify
+
+    def authenticate(self, raw_key: str | None) -> Principal:
+        if raw_key is None:
+            raise Unauthorized(MISSING_KEY, code="missing_api_key")
+        raw_key = raw_key.strip()
+        if parse_key(raw_key) is None:
+            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        digest = hashlib.sha256(raw_key.encode()).hexdigest()
+        principal = self._cache.get(digest, lambda _: self._introspect(raw_key))
+        if principal is None:
+            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        return principal
+
+    def _introspect(self, raw_key: str) -> Principal | None:
+        try:
+            resp = self._session.post(self._url, json={"key": raw_key}, timeout=_TIMEOUT_SECONDS)
+            resp.raise_for_status()
+            return principal_from_json(resp.json())
+        except (requests.RequestException, ValueError, KeyError) as exc:
+            raise ServiceUnavailable(
+                "API keys cannot be checked right now; retry shortly.", code="key_check_unavailable"
+            ) from exc

@@ -1,0 +1,94 @@
+"""Real server processes for the black-box suites: gunicorn over HTTPS with a throwaway CA."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+import trustme
+
+READY_DEADLINE_SECONDS = 60
+
+
+def write_tls_files(folder: Path) -> dict[str, str]:
+    """A throwaway CA and a certificate for 127.0.0.1 and localhost: ``ca``, ``cert``, ``key`` paths."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    files = {"ca": folder / "ca.pem", "cert": folder / "server.pem", "key": folder / "server.key"}
+    ca.cert_pem.write_to_path(str(files["ca"]))
+    cert.private_key_pem.write_to_path(str(files["key"]))
+    for i, pem in enumerate(cert.cert_chain_pems):
+        pem.write_to_path(str(files["cert"]), append=i > 0)
+    return {name: str(path) for name, path in files.items()}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop(process: subprocess.Popen, timeout: float = 15) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout``."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
+@contextmanager
+def gunicorn(
+    app: str, env: dict[str, str], tls: dict[str, str], log_path: Path, *, workers: int = 2, extra: Sequence[str] = ()
+) -> Iterator[str]:
+    """``app`` (``module:factory()``) under gunicorn with the production settings, over TLS; yields
+    its origin ``https://127.0.0.1:<port>`` once ``/readyz`` answers 200."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "gunicorn", app,
+        "--config", "python:dps_common.gunicorn_conf",  # the production settings (gthread workers, keep-alive)
+        "--bind", f"127.0.0.1:{port}",
+        "--workers", str(workers),
+        "--certfile", tls["cert"],
+        "--keyfile", tls["key"],
+        "--graceful-timeout", "5",
+        *extra,
+    ]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    origin = f"https://127.0.0.1:{port}"
+    try:
+        wait_ready(process, origin + "/readyz", tls["ca"], log_path)
+        yield origin
+    finally:
+        stop(process)
+
+
+def wait_ready(process: subprocess.Popen, url: str, ca_file: str, log_path: Path) -> None:
+    deadline = time.monotonic() + READY_DEADLINE_SECONDS
+    last_error = "no answer yet"
+    probe = requests.Session()
+    probe.trust_env = False  # no proxy in the way of 127.0.0.1
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"{url}: process exited with {process.returncode}:\n{log_path.read_text()[-4000:]}", pytrace=False)
+        try:
+            resp = probe.get(url, verify=ca_file, timeout=2)
+            if resp.status_code == 200:
+                return
+            last_error = f"answered {resp.status_code}: {resp.text[:200]}"
+        except requests.RequestException as exc:
+            last_error = str(exc)
+        time.sleep(0.2)
+    pytest.fail(f"{url} not ready after {READY_DEADLINE_SECONDS}s ({last_error}):\n{log_path.read_text()[-4000:]}", pytrace=False)

@@ -1,0 +1,46 @@
+"""``POST /internal/v1/key-introspection``: other services check a presented API key here.
+
+Service-to-service only: the ingress never routes ``/internal``, and the caller must present the
+shared ``INTERNAL_API_TOKEN`` as a bearer token. Without that setting the route is not served.
+"""
+
+import hmac
+
+import falcon
+from pydantic import BaseModel
+
+from dps_common.auth.introspection import principal_to_json
+from dps_common.errors import Unauthorized
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+
+from dps_api.context import AppContext
+
+INACTIVE = {"active": False}
+
+
+class IntrospectionRequest(BaseModel):
+    key: str
+
+
+class KeyIntrospectionResource:
+    public = True  # not an x-api-key route: the bearer token below authenticates the calling service
+
+    def __init__(self, ctx: AppContext, token: str):
+        self._authenticator = ctx.authenticator
+        self._expected = f"Bearer {token}".encode()
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        presented = (req.get_header("Authorization") or "").encode()
+        if not hmac.compare_digest(presented, self._expected):
+            raise Unauthorized("A service token is required.", code="invalid_service_token")
+        key = parse_body(req, IntrospectionRequest).key
+        try:
+            resp.media = principal_to_json(self._authenticator.authenticate(key))
+        except Unauthorized:
+            resp.media = INACTIVE
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    if ctx.settings.internal_api_token:
+        api.add_internal("/key-introspection", KeyIntrospectionResource(ctx, ctx.settings.internal_api_token))

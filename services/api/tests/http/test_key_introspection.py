@@ -1,0 +1,56 @@
+"""``POST /internal/v1/key-introspection``: other services check keys here with a service token."""
+
+import dataclasses
+
+import falcon.testing
+import pytest
+
+from dps_api.app import create_app
+
+TOKEN = "introspection-token-0123456789abcdef0123456789"
+URL = "/internal/v1/key-introspection"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def client(settings, tx):
+    return falcon.testing.TestClient(create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
+
+
+def test_an_active_key_resolves_to_its_principal(client, org):
+    resp = client.simulate_post(URL, json={"key": org.user.key}, headers=BEARER)
+    assert resp.status_code == 200
+    assert resp.json == {
+        "active": True,
+        "organizationId": str(org.id),
+        "organizationName": "Acme Corp",
+        "userId": str(org.user.user_id),
+        "role": "user",
+        "keyId": org.user.key.split("_")[1],
+    }
+
+
+def test_unknown_malformed_and_revoked_keys_are_inactive(client, org, identity):
+    identity.revoke_key(org.viewer.key_row_id)
+    for key in ("nope", "dps_unknown_secret", org.admin.key[:-4] + "AAAA", org.viewer.key):
+        resp = client.simulate_post(URL, json={"key": key}, headers=BEARER)
+        assert resp.status_code == 200, key
+        assert resp.json == {"active": False}, key
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"x-api-key": "dps_x_y"}])
+def test_callers_without_the_service_token_are_refused(client, org, headers):
+    resp = client.simulate_post(URL, json={"key": org.admin.key}, headers=headers)
+    assert resp.status_code == 401
+    assert resp.json["code"] == "invalid_service_token"
+
+
+def test_a_body_without_a_key_is_a_400(client):
+    resp = client.simulate_post(URL, json={"token": "x"}, headers=BEARER)
+    assert resp.status_code == 400
+
+
+def test_not_served_without_a_configured_token_nor_documented(settings, tx):
+    plain = falcon.testing.TestClient(create_app(settings, tx=tx))
+    assert plain.simulate_post(URL, json={"key": "x"}).status_code == 404
+    assert not any("internal" in path for path in plain.simulate_get("/external/v1/openapi.json").json["paths"])

@@ -1,0 +1,1 @@
+"""The webhook dispatcher: endpoints, events received from the api, signed deliveries and retries."""

@@ -1,0 +1,57 @@
+"""The dispatcher's composition root: ``create_app(settings)`` wires the HTTP side; nothing connects
+at import. API keys are checked by the api (key introspection), behind the shared TTL cache."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import falcon
+from sqlalchemy import text
+
+from dps_common.auth.cache import TtlCache
+from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.db import Transactions, make_engine
+from dps_common.http.app import Api
+from dps_common.http.auth import KeyAuthenticator
+from dps_common.http.paging import CursorCodec
+
+from dps_webhooks.context import AppContext
+from dps_webhooks.routes import add_routes
+from dps_webhooks.settings import Settings
+from dps_webhooks.signing_secrets import SecretSealer
+
+API_VERSION = "1.0.0"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def key_authenticator(settings: Settings) -> KeyAuthenticator:
+    return IntrospectingAuthenticator(
+        settings.api_url,
+        settings.internal_api_token,
+        TtlCache(settings.key_cache_ttl_seconds),
+        verify=settings.api_ca_file or True,
+    )
+
+
+def make_transactions(settings: Settings, application_name: str) -> Transactions:
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
+    return Transactions.for_engine(engine)
+
+
+def create_app(settings: Settings, *, tx: Transactions | None = None) -> falcon.App:
+    """``tx`` lets tests run every use case inside their own outer transaction."""
+    tx = tx or make_transactions(settings, "dps-webhooks-http")
+    ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)
+    api = Api("webhook-dispatcher", key_authenticator(settings), {"database": lambda: _ping(tx)})
+    add_routes(api, ctx)
+    api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION)
+    api.app.context = ctx
+    return api.app
+
+
+def _ping(tx: Transactions) -> None:
+    with tx.read() as session:
+        session.execute(text("SELECT 1"))

@@ -1,0 +1,9 @@
+"""This service's Alembic migrations, run programmatically (start-up, tests, ``make run``)."""
+
+from functools import partial
+
+from dps_common import migrations
+
+alembic_config = partial(migrations.alembic_config, "dps_webhooks")
+upgrade = partial(migrations.upgrade, "dps_webhooks")
+downgrade = partial(migrations.downgrade, "dps_webhooks")

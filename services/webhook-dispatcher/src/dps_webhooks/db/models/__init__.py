@@ -1,0 +1,7 @@
+"""Every table of the dispatcher; importing this registers them all on the metadata."""
+
+from dps_webhooks.db.models.deliveries import DeliveryAttempt, WebhookDelivery
+from dps_webhooks.db.models.endpoints import WebhookEndpoint
+from dps_webhooks.db.models.events import WebhookEvent
+
+__all__ = ["DeliveryAttempt", "WebhookDelivery", "WebhookEndpoint", "WebhookEvent"]

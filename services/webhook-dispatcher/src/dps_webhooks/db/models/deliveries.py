@@ -1,0 +1,63 @@
+"""Deliveries (one event to one endpoint) and their attempts.
+
+The work queue is this table: a delivery is due when ``next_attempt_at`` has passed. Workers claim
+due rows with ``FOR UPDATE SKIP LOCKED`` and push ``next_attempt_at`` one lease ahead, so a worker
+that dies mid-attempt leaves the row to be taken up when the lease ends. ``next_attempt_at`` is NULL
+when nothing is scheduled: the delivery is final (SUCCESS, EXHAUSTED) or held (its endpoint is
+paused or disabled; resuming schedules it again).
+"""
+
+from datetime import datetime
+from uuid import UUID
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dps_webhooks.db.base import Base, defaults_to_now, timestamp, uuid_pk
+
+
+class WebhookDelivery(Base):
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        CheckConstraint("status IN ('PENDING', 'SUCCESS', 'FAILED', 'EXHAUSTED')", name="status"),
+        CheckConstraint(
+            "next_attempt_at IS NULL OR status IN ('PENDING', 'FAILED')", name="final_is_unscheduled"
+        ),
+        Index("ix_webhook_deliveries_due", "next_attempt_at", postgresql_where=text("next_attempt_at IS NOT NULL")),
+        Index("ix_webhook_deliveries_endpoint_id_id", "endpoint_id", "id"),  # newest first per endpoint
+        Index("ix_webhook_deliveries_created_at", "created_at"),  # retention
+        Index("ix_webhook_deliveries_event_id", "event_id"),
+    )
+
+    id: Mapped[UUID] = uuid_pk()  # UUIDv7: newest first is id order
+    organization_id: Mapped[UUID]
+    endpoint_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
+    event_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_events.id", ondelete="CASCADE"))
+    event_type: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    is_test: Mapped[bool] = mapped_column(server_default="false")
+    retry_of: Mapped[UUID | None]  # the delivery a manual retry redelivers
+    attempt_count: Mapped[int] = mapped_column(server_default="0")
+    next_attempt_at: Mapped[datetime | None] = timestamp()
+    claim_token: Mapped[UUID | None]  # the worker lease that may record the current attempt
+    last_response_status: Mapped[int | None]
+    last_response_excerpt: Mapped[str | None] = mapped_column(Text)
+    last_error_message: Mapped[str | None] = mapped_column(Text)
+    last_duration_ms: Mapped[int | None]
+    last_attempted_at: Mapped[datetime | None] = timestamp()
+    completed_at: Mapped[datetime | None] = timestamp()
+    created_at: Mapped[datetime] = defaults_to_now()
+
+
+class DeliveryAttempt(Base):
+    __tablename__ = "webhook_delivery_attempts"
+    __table_args__ = (UniqueConstraint("delivery_id", "attempt", name="uq_webhook_delivery_attempts_attempt"),)
+
+    id: Mapped[UUID] = uuid_pk()
+    delivery_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_deliveries.id", ondelete="CASCADE"))
+    attempt: Mapped[int]
+    attempted_at: Mapped[datetime] = timestamp()
+    response_status: Mapped[int | None]
+    response_excerpt: Mapped[str | None] = mapped_column(Text)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[int]

@@ -1,0 +1,23 @@
+"""Events received from the api (and test events): one row per event id, which deduplicates."""
+
+from datetime import datetime
+from uuid import UUID
+
+from sqlalchemy import Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dps_webhooks.db.base import Base, defaults_to_now, timestamp
+
+
+class WebhookEvent(Base):
+    __tablename__ = "webhook_events"
+    __table_args__ = (Index("ix_webhook_events_received_at", "received_at"),)
+
+    id: Mapped[UUID] = mapped_column(primary_key=True)  # the envelope's id: X-Service-Event-Id, webhook-id
+    organization_id: Mapped[UUID]
+    event_type: Mapped[str] = mapped_column(String(64))
+    occurred_at: Mapped[datetime] = timestamp()
+    # the exact bytes every attempt sends and signs; NULL when over the 1 MB payload limit
+    body: Mapped[str | None] = mapped_column(Text)
+    body_bytes: Mapped[int]
+    received_at: Mapped[datetime] = defaults_to_now()

@@ -1,0 +1,114 @@
+"""The dispatcher's configuration, read from the environment and validated at start.
+
+The delivery schedule, attempt timeout, lease and retention are settings so tests can compress time;
+their defaults are the spec's (section 8).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.crypto import decode_key
+from dps_common.settings import Env
+
+# Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
+DEFAULT_RETRY_GAPS = (30.0, 90.0, 300.0, 600.0, 1200.0, 1800.0, 3120.0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    cursor_secret: bytes
+    secret_key: bytes  # AES-256 key sealing the endpoints' signing secrets
+    api_url: str  # the api, for key introspection
+    internal_api_token: str
+    amqp_url: str = "amqp://guest:guest@127.0.0.1:5672//"
+    events_exchange: str = "dps.events"
+    events_queue: str = "webhook-dispatcher.events"
+    api_ca_file: str = ""  # CA bundle to trust the api's certificate (empty: the system's)
+    key_cache_ttl_seconds: float = 60.0
+    db_pool_size: int = 5
+    log_level: str = "INFO"
+    retry_gaps: tuple[float, ...] = DEFAULT_RETRY_GAPS  # one per retry: attempts = len + 1
+    retry_jitter: float = 0.2  # each gap is scaled by a random factor in [1 - j, 1 + j]
+    attempt_timeout_seconds: float = 10.0
+    lease_seconds: float = 60.0  # a claimed delivery is another worker's after this; > the timeout
+    disable_after_failures: int = 20
+    retention_days: float = 30.0
+    retention_interval_seconds: float = 3600.0
+    poll_interval_seconds: float = 1.0  # fallback when no notification wakes the worker
+    delivery_concurrency: int = 16  # attempts in flight per worker process
+    allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(default=())
+    receiver_ca_file: str = ""  # extra CA bundle for receivers (tests, private installs)
+
+    @property
+    def max_attempts(self) -> int:
+        return len(self.retry_gaps) + 1
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        env = Env(environ)
+        secret_key = b""
+        raw_key = env.str("WEBHOOK_SECRET_KEY")
+        if raw_key:
+            try:
+                secret_key = decode_key(raw_key)
+            except ValueError as exc:
+                env.problems.append(f"WEBHOOK_SECRET_KEY {exc}")
+        settings = cls(
+            database_url=env.postgres_url("DATABASE_URL"),
+            cursor_secret=env.secret("CURSOR_SECRET"),
+            secret_key=secret_key,
+            api_url=env.str("API_URL"),
+            internal_api_token=env.secret("INTERNAL_API_TOKEN").decode(),
+            amqp_url=env.str("AMQP_URL", cls.amqp_url),
+            events_exchange=env.str("EVENTS_EXCHANGE", cls.events_exchange),
+            events_queue=env.str("EVENTS_QUEUE", cls.events_queue),
+            api_ca_file=env.optional("API_CA_FILE"),
+            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
+            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
+            log_level=env.str("LOG_LEVEL", "INFO"),
+            retry_gaps=_gaps(env, "WEBHOOK_RETRY_GAPS_SECONDS"),
+            retry_jitter=env.float("WEBHOOK_RETRY_JITTER", 0.2, minimum=0, maximum=0.5),
+            attempt_timeout_seconds=env.float("WEBHOOK_ATTEMPT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=10.0),
+            lease_seconds=env.float("WEBHOOK_LEASE_SECONDS", 60.0, minimum=1, maximum=3600),
+            disable_after_failures=env.int("WEBHOOK_DISABLE_AFTER_FAILURES", 20, minimum=1, maximum=1000),
+            retention_days=env.float("WEBHOOK_RETENTION_DAYS", 30.0, minimum=0, maximum=365),
+            retention_interval_seconds=env.float("WEBHOOK_RETENTION_INTERVAL_SECONDS", 3600.0, minimum=1),
+            poll_interval_seconds=env.float("WEBHOOK_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
+            delivery_concurrency=env.int("WEBHOOK_DELIVERY_CONCURRENCY", 16, minimum=1, maximum=256),
+            allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
+            receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),
+        )
+        if settings.lease_seconds <= settings.attempt_timeout_seconds:
+            env.problems.append("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_ATTEMPT_TIMEOUT_SECONDS")
+        env.check()
+        return settings
+
+
+def _gaps(env: Env, name: str) -> tuple[float, ...]:
+    raw = env.optional(name)
+    if not raw:
+        return DEFAULT_RETRY_GAPS
+    try:
+        gaps = tuple(float(part) for part in raw.split(","))
+    except ValueError:
+        env.problems.append(f"{name} must be comma-separated seconds, got {raw!r}")
+        return DEFAULT_RETRY_GAPS
+    if any(gap < 0 for gap in gaps):
+        env.problems.append(f"{name} must not be negative")
+    return gaps
+
+
+def _networks(env: Env, name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    raw = env.optional(name)
+    if not raw:
+        return ()
+    try:
+        return tuple(ipaddress.ip_network(part.strip()) for part in raw.split(",") if part.strip())
+    except ValueError as exc:
+        env.problems.append(f"{name}: {exc}")
+        return ()

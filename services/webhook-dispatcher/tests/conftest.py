@@ -1,0 +1,142 @@
+"""Fixtures for the dispatcher's suite: a migrated database per run, a rolled-back transaction per
+test, and a real api (gunicorn over HTTPS, its own database) that the dispatcher asks to check keys,
+with organizations provisioned through its admin command line. The dispatcher imports no api code:
+the api is a process here, as in production."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import falcon.testing
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from dps_common.crypto import new_key
+from dps_common.db import Transactions, make_engine
+from dps_common.testing.processes import gunicorn, write_tls_files
+from dps_common.testing.provisioning import Admin, Org
+from dps_common.testing.services import fresh_database
+
+from dps_webhooks.app import create_app
+from dps_webhooks.db.migrate import upgrade
+from dps_webhooks.settings import Settings
+
+PEPPER = "webhooks-test-pepper-0123456789abcdef0123456789"
+CURSOR_SECRET = "webhooks-test-cursor-0123456789abcdef0123456789"
+INTERNAL_TOKEN = "webhooks-test-internal-token-0123456789abcdef"
+ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return write_tls_files(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="session")
+def api_env() -> Iterator[dict[str, str]]:
+    """The api's environment, on its own freshly migrated database."""
+    with fresh_database("dps_wh_api") as url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "API_KEY_PEPPER": PEPPER,
+            "CURSOR_SECRET": CURSOR_SECRET,
+            "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
+            "KEY_CACHE_TTL_SECONDS": "1",
+            "LOG_LEVEL": "WARNING",
+        }
+        subprocess.run([ADMIN_CLI, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+        yield env
+
+
+@pytest.fixture(scope="session")
+def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[str]:
+    with gunicorn("dps_api.wsgi:create()", api_env, tls_files, tmp_path_factory.mktemp("api") / "api.log", workers=1) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="session")
+def admin(api_env: dict[str, str]) -> Admin:
+    return Admin(api_env)
+
+
+@pytest.fixture(scope="session")
+def org(admin: Admin) -> Org:
+    """An organization with an admin, a user and a view-only member, each with a key."""
+    return admin.organization("Acme Corp")
+
+
+@pytest.fixture(scope="session")
+def other_org(admin: Admin) -> Org:
+    return admin.organization("Globex")
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    with fresh_database("dps_webhooks_test") as url:
+        upgrade(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str]) -> dict[str, str]:
+    """The dispatcher's environment (tests add to it); receivers on loopback are allowed."""
+    return {
+        "DATABASE_URL": database_url,
+        "CURSOR_SECRET": CURSOR_SECRET,
+        "WEBHOOK_SECRET_KEY": new_key(),
+        "API_URL": api_origin,
+        "API_CA_FILE": tls_files["ca"],
+        "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
+    }
+
+
+@pytest.fixture(scope="session")
+def settings(settings_env: dict[str, str]) -> Settings:
+    return Settings.from_env(settings_env)
+
+
+@pytest.fixture(scope="session")
+def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
+    """Settings with overrides, e.g. ``make_settings(WEBHOOK_RETRY_GAPS_SECONDS="0,0")``."""
+
+    def make(**overrides: str) -> Settings:
+        return Settings.from_env({**settings_env, **overrides})
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def tx(engine: Engine) -> Iterator[Transactions]:
+    """Every use case's transaction becomes a savepoint of this test's outer transaction, rolled
+    back at the end. Tests that run workers in other threads or processes use committed data on
+    their own database instead (see the integration tests)."""
+    connection = engine.connect()
+    outer = connection.begin()
+    yield Transactions(sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint"))
+    outer.rollback()
+    connection.close()
+
+
+@pytest.fixture
+def app(settings: Settings, tx: Transactions) -> falcon.App:
+    return create_app(settings, tx=tx)
+
+
+@pytest.fixture
+def client(app: falcon.App) -> falcon.testing.TestClient:
+    return falcon.testing.TestClient(app)

@@ -15,7 +15,7 @@ $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/dealpricing-api-dev
+	$(BIN)/dealpricing-dev
 
 test: $(STAMP)
 	$(BIN)/ruff check .

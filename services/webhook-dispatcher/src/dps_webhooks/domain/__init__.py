@@ -1,0 +1,1 @@
+"""Delivery rules as plain functions over plain values: address classification, backoff, outcomes."""

@@ -3,8 +3,9 @@
 from dps_common.http.app import Api
 
 from dps_webhooks.context import AppContext
+from dps_webhooks.resources import deliveries, webhook_configs
 
-RESOURCE_MODULES: list = []
+RESOURCE_MODULES: list = [webhook_configs, deliveries]
 
 
 def add_routes(api: Api, ctx: AppContext) -> None:

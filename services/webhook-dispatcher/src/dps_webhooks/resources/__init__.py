@@ -1,0 +1,1 @@
+"""Falcon resources of ``/webhook-configs/**``: parse, call one service function, shape the answer."""

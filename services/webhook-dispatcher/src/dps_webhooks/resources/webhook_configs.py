@@ -1,0 +1,175 @@
+"""``/webhook-configs``: list, create, read, update, revoke (DELETE), rotate the secret, test delivery.
+Admin keys only (``webhooks:manage``)."""
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.bodies import parse_body
+from dps_common.http.operations import Operation, Paging
+from dps_common.http.paging import CursorCodec, serve_page
+from dps_common.http.params import path_id
+
+from dps_webhooks.context import AppContext
+from dps_webhooks.schemas.deliveries import Delivery
+from dps_webhooks.schemas.webhook_configs import (
+    WebhookConfig,
+    WebhookConfigCreate,
+    WebhookConfigList,
+    WebhookConfigUpdate,
+    WebhookConfigWithSecret,
+)
+from dps_webhooks.services.deliveries import DeliveryService
+from dps_webhooks.services.endpoints import WHAT, EndpointService
+
+TAG = "Webhooks"
+SCOPE = Scope.WEBHOOKS_MANAGE
+PAGING = Paging(default=100, maximum=500, items_property="webhookConfigs")
+_URL_RULES = (
+    "400 `validation_error` naming `url` with the reason when the URL is not https, carries credentials, "
+    "or its host does not resolve or resolves to a private, loopback, link-local or otherwise blocked address."
+)
+_REVOKED = "409 `webhook_config_revoked` on a revoked webhook config."
+
+
+class WebhookConfigsResource:
+    operations = {
+        "GET": Operation(
+            summary="List the organization's webhook configs (stable order).",
+            scope=SCOPE,
+            response=WebhookConfigList,
+            paging=PAGING,
+            tag=TAG,
+            operation_id="listWebhookConfigs",
+        ),
+        "POST": Operation(
+            summary="Register a webhook endpoint; the answer carries its signing secret, shown only here.",
+            scope=SCOPE,
+            response=WebhookConfigWithSecret,
+            body=WebhookConfigCreate,
+            status=201,
+            tag=TAG,
+            description="The endpoint starts ACTIVE. " + _URL_RULES,
+            operation_id="createWebhookConfig",
+        ),
+    }
+
+    def __init__(self, service: EndpointService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        principal = req.context.principal
+        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_endpoints(principal, page))
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = parse_body(req, WebhookConfigCreate)
+        resp.media = self._service.create_endpoint(req.context.principal, body)
+        resp.status = falcon.HTTP_201
+
+
+class WebhookConfigResource:
+    operations = {
+        "GET": Operation(
+            summary="Get a webhook config.",
+            scope=SCOPE,
+            response=WebhookConfig,
+            tag=TAG,
+            operation_id="getWebhookConfig",
+        ),
+        "PUT": Operation(
+            summary="Update a webhook config. Setting status ACTIVE clears consecutiveFailures and disabledReason.",
+            scope=SCOPE,
+            response=WebhookConfig,
+            body=WebhookConfigUpdate,
+            errors=(409,),
+            tag=TAG,
+            description=(
+                "Only the fields sent change. Status: ACTIVE <-> PAUSED; DISABLED -> ACTIVE re-enables (events "
+                "dropped while disabled are not backfilled); PAUSED holds deliveries (test deliveries are still "
+                "sent) and ACTIVE releases them. 409 `invalid_status_transition` for DISABLED -> PAUSED and for "
+                "setting DISABLED (revoke with DELETE). " + _REVOKED + " " + _URL_RULES
+            ),
+            operation_id="updateWebhookConfig",
+        ),
+        "DELETE": Operation(
+            summary="Revoke a webhook config: DISABLED for good, nothing more is delivered. Idempotent.",
+            scope=SCOPE,
+            status=204,
+            tag=TAG,
+            description=(
+                "Answers 204 without a body, also when already revoked. The record stays readable with "
+                "revokedAt set and disabledReason \"Revoked.\"; waiting deliveries are never sent. A revoked "
+                "webhook config cannot be reactivated: create a new one."
+            ),
+            operation_id="revokeWebhookConfig",
+        ),
+    }
+
+    def __init__(self, service: EndpointService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        resp.media = self._service.get_endpoint(req.context.principal, path_id(webhook_config_id, WHAT))
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        target = path_id(webhook_config_id, WHAT)
+        body = parse_body(req, WebhookConfigUpdate)
+        resp.media = self._service.update_endpoint(req.context.principal, target, body)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        self._service.revoke_endpoint(req.context.principal, path_id(webhook_config_id, WHAT))
+        resp.status = falcon.HTTP_204
+
+
+class RotateSecretResource:
+    operations = {
+        "POST": Operation(
+            summary="Replace the signing secret; the new one is returned once and signs the very next attempt.",
+            scope=SCOPE,
+            response=WebhookConfigWithSecret,
+            errors=(409,),
+            tag=TAG,
+            description="No overlap: the old secret stops signing at once. " + _REVOKED,
+            operation_id="rotateWebhookConfigSecret",
+        ),
+    }
+
+    def __init__(self, service: EndpointService):
+        self._service = service
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        resp.media = self._service.rotate_secret(req.context.principal, path_id(webhook_config_id, WHAT))
+
+
+class TestDeliveryResource:
+    operations = {
+        "POST": Operation(
+            summary="Send a test delivery (event type webhook.test), also when the endpoint is PAUSED.",
+            scope=SCOPE,
+            response=Delivery,
+            status=202,
+            errors=(409,),
+            tag=TAG,
+            description=(
+                "Due at once whatever the endpoint's eventTypes; retried like any delivery. 409 "
+                "`webhook_config_disabled` while DISABLED. " + _REVOKED
+            ),
+            operation_id="sendWebhookConfigTest",
+        ),
+    }
+
+    def __init__(self, service: DeliveryService):
+        self._service = service
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        resp.media = self._service.send_test(req.context.principal, path_id(webhook_config_id, WHAT))
+        resp.status = falcon.HTTP_202
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    endpoints = EndpointService(ctx.tx, ctx.sealer, ctx.settings, ctx.now)
+    api.add("/webhook-configs", WebhookConfigsResource(endpoints, ctx.cursors))
+    api.add("/webhook-configs/{webhook_config_id}", WebhookConfigResource(endpoints))
+    api.add("/webhook-configs/{webhook_config_id}/rotate-secret", RotateSecretResource(endpoints))
+    api.add("/webhook-configs/{webhook_config_id}/test", TestDeliveryResource(DeliveryService(ctx.tx, ctx.now)))

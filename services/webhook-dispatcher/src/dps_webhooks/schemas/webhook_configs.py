@@ -1,0 +1,91 @@
+"""Bodies of ``/webhook-configs``: the endpoint record, create and update requests, and the answer
+that carries the signing secret (create and rotate only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from dps_webhooks.schemas import RequestModel, ResponseModel
+
+EndpointStatus = Literal["ACTIVE", "PAUSED", "DISABLED"]
+MAX_EVENT_TYPES = 100
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Repeats are dropped, first occurrence kept (a set, written as a list)."""
+    return list(dict.fromkeys(names))
+
+
+WebhookUrl = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*$"),
+    Field(
+        description="Receiver address: https, no credentials, a host that resolves only to public addresses. "
+        "Checked here and again before every attempt.",
+        examples=["https://hooks.example.com/dps"],
+    ),
+]
+Description = Annotated[str, StringConstraints(max_length=500, pattern=r"^[^\x00]*$")]
+EventType = Annotated[
+    str,
+    StringConstraints(max_length=64, pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"),
+    Field(examples=["quote.approved"]),
+]
+EventTypes = Annotated[
+    list[EventType],
+    Field(
+        max_length=MAX_EVENT_TYPES,
+        description="Event type names delivered to this endpoint; empty means every event type. "
+        "Test deliveries are sent whatever the list holds.",
+    ),
+    AfterValidator(_unique),
+]
+
+
+class WebhookConfigCreate(RequestModel):
+    url: WebhookUrl
+    description: Description = ""
+    eventTypes: EventTypes = Field(default_factory=list)
+
+
+class WebhookConfigUpdate(RequestModel):
+    """Only the fields sent change; a field sent as null is a 400. Setting status ACTIVE always
+    clears consecutiveFailures and disabledReason (and re-enables a DISABLED endpoint); PAUSED holds
+    deliveries until ACTIVE again; DISABLED cannot be set (revoke with DELETE). A revoked endpoint
+    cannot be changed (409)."""
+
+    url: WebhookUrl = Field(default=None)
+    description: Description = Field(default=None)
+    eventTypes: EventTypes = Field(default=None)
+    status: EndpointStatus = Field(default=None)
+
+
+class WebhookConfig(ResponseModel):
+    id: str
+    url: str
+    description: str
+    eventTypes: list[str] = Field(description="Empty: every event type.")
+    status: EndpointStatus
+    consecutiveFailures: int = Field(
+        description="Consecutive failed deliveries (an exhausted delivery counts once); a success resets it."
+    )
+    disabledReason: str | None = Field(description="Why the endpoint is DISABLED; null otherwise.")
+    createdAt: datetime
+    updatedAt: datetime
+    secretRotatedAt: datetime | None
+    revokedAt: datetime | None = Field(description="Set by DELETE; a revoked endpoint stays DISABLED for good.")
+
+
+class WebhookConfigWithSecret(WebhookConfig):
+    secret: str = Field(
+        description="The whsec_ signing secret (Standard Webhooks). Shown only in this answer: store it now.",
+        examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    )
+
+
+class WebhookConfigList(ResponseModel):
+    webhookConfigs: list[WebhookConfig]
+    nextCursor: str | None

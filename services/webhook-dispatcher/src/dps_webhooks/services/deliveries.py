@@ -1,0 +1,158 @@
+"""Deliveries of an endpoint (``/webhook-configs/{id}/deliveries``): the list newest first, one with
+its attempts, and the two deliveries a caller makes: a test delivery and a manual retry.
+
+A manual retry is a NEW delivery of the same event (same ``eventId``, so receivers deduplicate it;
+a new ``id``; ``retryOf`` naming the delivery retried), due now. Both kinds go through
+``intake.add_delivery``, so an event whose payload was over 1 MB (stored without a body) gives an
+``EXHAUSTED`` delivery again rather than a send.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dps_common.auth.principal import Principal
+from dps_common.db import Transactions
+from dps_common.errors import not_found
+from dps_common.events import envelope
+from dps_common.http.json import dumps
+from dps_common.http.paging import PageRequest
+from dps_common.keyset import keyset
+
+from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held
+from dps_webhooks.services import intake
+from dps_webhooks.services.endpoints import load_endpoint
+
+log = logging.getLogger("dps.webhooks.deliveries")
+WHAT = "Webhook delivery"
+TEST_EVENT_TYPE = "webhook.test"
+TEST_MESSAGE = "A test delivery from the Deal Pricing Service."
+
+
+def render_delivery(delivery: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "id": str(delivery.id),
+        "webhookConfigId": str(delivery.endpoint_id),
+        "eventId": str(delivery.event_id),
+        "eventType": delivery.event_type,
+        "status": delivery.status,
+        "attemptCount": delivery.attempt_count,
+        "isTest": delivery.is_test,
+        "retryOf": str(delivery.retry_of) if delivery.retry_of else None,
+        "createdAt": delivery.created_at,
+        "completedAt": delivery.completed_at,
+        "lastResponseStatus": delivery.last_response_status,
+        "lastResponseExcerpt": delivery.last_response_excerpt,
+        "lastErrorMessage": delivery.last_error_message,
+        "lastDurationMs": delivery.last_duration_ms,
+        "lastAttemptedAt": delivery.last_attempted_at,
+        "nextAttemptAt": delivery.next_attempt_at,
+    }
+
+
+def render_attempt(attempt: DeliveryAttempt) -> dict[str, Any]:
+    return {
+        "attempt": attempt.attempt,
+        "attemptedAt": attempt.attempted_at,
+        "responseStatus": attempt.response_status,
+        "responseExcerpt": attempt.response_excerpt,
+        "errorMessage": attempt.error_message,
+        "durationMs": attempt.duration_ms,
+    }
+
+
+@dataclass(frozen=True)
+class StoredEvent(intake.IncomingEvent):
+    """An event read back from its row. An oversized one was stored without its body, so its size
+    comes from the row, not from the (empty) body."""
+
+    body_bytes: int = 0
+
+    @property
+    def oversized(self) -> bool:
+        return self.body_bytes > intake.MAX_PAYLOAD_BYTES
+
+
+def read_event(session: Session, event_id: UUID) -> StoredEvent:
+    row = session.get_one(WebhookEvent, event_id)
+    return StoredEvent(row.id, row.organization_id, row.event_type, row.occurred_at, row.body or "", row.body_bytes)
+
+
+def _load_delivery(session: Session, endpoint: WebhookEndpoint, delivery_id: UUID) -> WebhookDelivery:
+    delivery = session.scalar(
+        select(WebhookDelivery).where(WebhookDelivery.id == delivery_id, WebhookDelivery.endpoint_id == endpoint.id)
+    )
+    if delivery is None:
+        raise not_found(WHAT)
+    return delivery
+
+
+class DeliveryService:
+    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+        self._tx = tx
+        self._now = now
+
+    def list_deliveries(
+        self, principal: Principal, endpoint_id: UUID, page: PageRequest, status: str | None
+    ) -> list[dict[str, Any]]:
+        """``limit + 1`` deliveries after the page's position, newest first (UUIDv7 ids descending)."""
+        with self._tx.read() as session:
+            load_endpoint(session, principal.organization_id, endpoint_id)
+            stmt = select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint_id)
+            if status is not None:
+                stmt = stmt.where(WebhookDelivery.status == status)
+            rows = session.scalars(keyset(stmt, [WebhookDelivery.id], page, descending=True, convert=[UUID]))
+            return [render_delivery(row) for row in rows]
+
+    def get_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+        with self._tx.read() as session:
+            endpoint = load_endpoint(session, principal.organization_id, endpoint_id)
+            delivery = _load_delivery(session, endpoint, delivery_id)
+            attempts = session.scalars(
+                select(DeliveryAttempt).where(DeliveryAttempt.delivery_id == delivery.id).order_by(DeliveryAttempt.attempt)
+            )
+            return {**render_delivery(delivery), "attempts": [render_attempt(a) for a in attempts]}
+
+    def send_test(self, principal: Principal, endpoint_id: UUID) -> dict[str, Any]:
+        """A ``webhook.test`` event for this endpoint alone, due now even when it is ``PAUSED``."""
+        with self._tx() as session:
+            endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
+            held = new_delivery_held(EndpointStatus(endpoint.status), revoked=endpoint.revoked_at is not None, is_test=True)
+            body = envelope(
+                TEST_EVENT_TYPE,
+                principal.organization_id,
+                {"webhookConfigId": str(endpoint.id), "message": TEST_MESSAGE},
+                occurred_at=self._now(),
+            )
+            event = intake.IncomingEvent.from_envelope(dumps(body).decode())
+            intake.store_event(session, event)
+            delivery = intake.add_delivery(session, event, endpoint.id, held=held, is_test=True)
+            record = render_delivery(delivery)
+        log.info("test delivery created", extra={"webhookConfigId": str(endpoint_id), "deliveryId": record["id"]})
+        return record
+
+    def retry_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+        """A new delivery of the same event: due now, held while the endpoint is ``PAUSED`` (unless
+        it retries a test delivery, which stays a test delivery), refused while ``DISABLED``."""
+        with self._tx() as session:
+            endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
+            original = _load_delivery(session, endpoint, delivery_id)
+            held = new_delivery_held(
+                EndpointStatus(endpoint.status), revoked=endpoint.revoked_at is not None, is_test=original.is_test
+            )
+            event = read_event(session, original.event_id)
+            delivery = intake.add_delivery(
+                session, event, endpoint.id, held=held, is_test=original.is_test, retry_of=original.id
+            )
+            record = render_delivery(delivery)
+        log.info("delivery retried", extra={"deliveryId": record["id"], "retryOf": str(delivery_id)})
+        return record

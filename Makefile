@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PACKAGES := -e libs/common[testing] -e services/api[embedded] -e services/webhook-dispatcher
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint contract bench clean
+.PHONY: run test install lint contract bench bench-webhooks clean
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ contract: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+bench-webhooks: $(STAMP)
+	$(BIN)/python bench/webhooks.py
 
 clean:
 	rm -rf $(VENV) .run

@@ -1,0 +1,232 @@
+"""``make bench-webhooks``: events delivered end to end (api commit -> HTTPS receiver) against a plain
+``requests`` loop to the same receiver, with one and two dispatcher workers, and fresh deliveries'
+latency with and without 10,000 deliveries waiting for a retry.
+
+Sets up fresh api and dispatcher databases (migrated), a fresh RabbitMQ vhost, a throwaway CA, a
+gunicorn receiver over TLS (its own processes), the outbox relay (``dealpricing-outbox-relay``) and
+``dealpricing-webhooks worker`` processes, and one ACTIVE endpoint for one organization. Events are
+committed as the api commits them (``record_event``, one transaction each); latency is the receiver's
+arrival time minus the commit time. Throughput: bursts committed as fast as one thread can, in
+rounds interleaved with the plain loop; rate = delivered / (last arrival - first commit). Backlog:
+the same paced rate (default 100 events/s for 15 s) before and after inserting the retry backlog.
+Prints the table and PASS/MISS per target, writes bench/results/<date>-webhooks.md. Bounded by
+--deadline; every process, database and the vhost are removed at the end whatever happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import statistics
+import sys
+import time
+from contextlib import ExitStack
+from datetime import datetime
+
+from report import RESULTS_DIR, Target, load_average, targets_table
+from run import git_revision
+from seed import DEFAULT_SERVER_URL
+from webhooks_load import Arrivals, Measured, Producer, plain_loop
+from webhooks_load import measured as measure_result
+from webhooks_report import machine, versions
+from webhooks_stack import Stack, build, count_due_backlog, insert_retry_backlog
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=3000, help="events per throughput burst")
+    p.add_argument("--loop-requests", type=int, default=3000, help="POSTs per plain-loop round")
+    p.add_argument("--rounds", type=int, default=3, help="throughput rounds per worker count")
+    p.add_argument("--warmup", type=int, default=500, help="events delivered before measuring (each set-up)")
+    p.add_argument("--paced-rate", type=float, default=100.0, help="events/s of the backlog comparison")
+    p.add_argument("--paced-seconds", type=float, default=15.0)
+    p.add_argument("--backlog", type=int, default=10_000, help="deliveries waiting for a retry")
+    p.add_argument("--concurrency", type=int, default=None, help="WEBHOOK_DELIVERY_CONCURRENCY (default: the service's)")
+    p.add_argument("--receiver-workers", type=int, default=2)
+    p.add_argument("--receiver-threads", type=int, default=8)
+    p.add_argument("--deadline", type=int, default=1500, help="seconds after which the run aborts")
+    p.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    return p.parse_args()
+
+
+def _abort(signum, frame):
+    raise TimeoutError(f"aborted by signal {signum} (deadline or SIGTERM)")
+
+
+class Bench:
+    def __init__(self, stack: Stack, producer: Producer, args: argparse.Namespace):
+        self.stack, self.producer, self.args = stack, producer, args
+        self.arrivals = Arrivals(stack.arrivals_dir)
+        self.hook_url = stack.receiver_origin + "/hooks"
+        self.body = producer.body()
+
+    def deliver(self, commits: dict[str, float], what: str) -> None:
+        timeout = max(60.0, len(commits) / 20)
+        missing = self.arrivals.wait_for(commits, timeout, self.stack.check_alive)
+        if missing:
+            raise RuntimeError(f"{what}: {missing} of {len(commits)} events not delivered after {timeout:.0f} s")
+
+    def warm_up(self, label: str) -> None:
+        print(f"warm-up ({label}): {self.args.warmup} events ...", flush=True)
+        started = time.monotonic()
+        self.deliver(self.producer.burst(self.args.warmup), "warm-up")
+        print(f"  delivered in {time.monotonic() - started:.1f} s", flush=True)
+
+    def loop_round(self) -> Measured:
+        before = self.stack.cpu()
+        sent = plain_loop(self.hook_url, self.stack.tls["ca"], self.body, self.args.loop_requests)
+        self.deliver(sent, "plain loop")
+        return measure_result(sent, self.arrivals, before, self.stack.cpu())
+
+    def burst_round(self) -> Measured:
+        before = self.stack.cpu()
+        commits = self.producer.burst(self.args.events)
+        self.deliver(commits, "burst")
+        return measure_result(commits, self.arrivals, before, self.stack.cpu())
+
+    def paced(self) -> Measured:
+        before = self.stack.cpu()
+        commits = self.producer.paced(self.args.paced_rate, self.args.paced_seconds)
+        self.deliver(commits, "paced")
+        return measure_result(commits, self.arrivals, before, self.stack.cpu())
+
+
+def show(label: str, m: Measured) -> None:
+    cpu = ", ".join(f"{k.split()[0]} {v:.0f}" for k, v in m.cpu_us.items())
+    print(f"  {label:28} {m.rate:8,.0f} /s  p50 {m.p50_ms:8.1f} ms  p99 {m.p99_ms:8.1f} ms  "
+          f"(offered {m.offered_rate:,.0f}/s; CPU µs/event: {cpu})", flush=True)
+
+
+def throughput(bench: Bench, workers: int, runs: dict[str, list[Measured]]) -> None:
+    bench.warm_up(f"{workers} worker{'s' * (workers > 1)}")
+    for round_no in range(1, bench.args.rounds + 1):
+        loop, e2e = bench.loop_round(), bench.burst_round()
+        runs[f"plain loop ({workers}w phase)"].append(loop)
+        runs[f"{workers} worker"].append(e2e)
+        show(f"round {round_no} plain loop", loop)
+        show(f"round {round_no} {workers} worker(s)", e2e)
+
+
+def median_run(rs: list[Measured]) -> Measured:
+    return sorted(rs, key=lambda m: m.rate)[len(rs) // 2]
+
+
+def results_table(rows: list[tuple[str, str, Measured]]) -> list[str]:
+    components = list(rows[0][2].cpu_us)
+    lines = [
+        "| run | what | events/s | p50 ms | p99 ms | max ms | delivered | offered/s | "
+        + " | ".join(f"CPU µs/event {c}" for c in components) + " |",
+        "|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(components),
+    ]
+    for name, what, m in rows:
+        lines.append(
+            f"| {name} | {what} | {m.rate:,.0f} | {m.p50_ms:.1f} | {m.p99_ms:.1f} | {m.max_ms:.1f} | "
+            f"{m.delivered:,}/{m.sent:,} | {m.offered_rate:,.0f} | " + " | ".join(f"{m.cpu_us[c]:,.0f}" for c in components) + " |"
+        )
+    return lines
+
+
+def render(info: dict[str, str], setup: dict[str, str], rows, targets: list[Target], notes: list[str]) -> str:
+    out = [f"# Webhook benchmark run {info['date']}", "", "## Machine", ""]
+    out += [f"- {k}: {v}" for k, v in info.items()]
+    out += ["", "## Setup", ""]
+    out += [f"- {k}: {v}" for k, v in setup.items()]
+    out += ["", "## Results", "", *results_table(rows), "", "## Targets", "", *targets_table(targets)]
+    if notes:
+        out += ["", "## Notes", "", *(f"- {n}" for n in notes)]
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    args = parse_args()
+    signal.signal(signal.SIGALRM, _abort)
+    signal.signal(signal.SIGTERM, _abort)
+    signal.alarm(args.deadline)
+    command = shlex.join([os.path.relpath(sys.executable), "bench/webhooks.py", *sys.argv[1:]])
+    server_url = os.environ.get("DATABASE_URL", DEFAULT_SERVER_URL)
+    started, load_before = time.monotonic(), load_average()
+    runs: dict[str, list[Measured]] = {k: [] for k in ("plain loop (1w phase)", "1 worker", "plain loop (2w phase)", "2 worker")}
+    with ExitStack() as stack:
+        print("setting up: databases, vhost, CA, receiver ...", flush=True)
+        system = build(stack, server_url, args.receiver_workers, args.receiver_threads, args.concurrency)
+        producer = Producer(system.api_url, system.organization_id)
+        stack.callback(producer.close)
+        system.start_relay(stack)
+        bench = Bench(system, producer, args)
+
+        system.start_workers(stack, 1)
+        throughput(bench, 1, runs)
+        system.start_workers(stack, 1)
+        throughput(bench, 2, runs)
+
+        print(f"backlog comparison, one worker, {args.paced_rate:g} events/s for {args.paced_seconds:g} s ...", flush=True)
+        system.stop_workers()
+        system.start_workers(stack, 1)
+        bench.warm_up("1 worker, restarted")
+        paced_before = bench.paced()
+        show("paced, no backlog", paced_before)
+        insert_retry_backlog(system.dispatcher_url, system.organization_id, system.endpoint_id, args.backlog,
+                             bench.body.decode())
+        print(f"  inserted {args.backlog:,} deliveries waiting for a retry", flush=True)
+        paced_after = bench.paced()
+        show(f"paced, {args.backlog:,} waiting", paced_after)
+        still_waiting = count_due_backlog(system.dispatcher_url)
+        duplicates = bench.arrivals.duplicates
+        worker_env = {k: v for k, v in system.worker_env.items() if k.startswith("WEBHOOK_") and "SECRET" not in k}
+        info = machine(server_url)
+    signal.alarm(0)
+
+    loop1, one, loop2, two = (median_run(runs[k]) for k in runs)
+    rows = [
+        ("plain loop", "requests.Session, keep-alive, sequential POSTs (1-worker phase)", loop1),
+        ("1 worker", f"burst of {args.events:,} commits -> receiver", one),
+        ("plain loop", "same, during the 2-worker phase", loop2),
+        ("2 workers", f"burst of {args.events:,} commits -> receiver", two),
+        ("1 worker, paced", f"{args.paced_rate:g}/s for {args.paced_seconds:g} s, no retry backlog", paced_before),
+        ("1 worker, paced", f"same, {args.backlog:,} deliveries waiting for a retry", paced_after),
+    ]
+    ratios_one = [e.rate / lp.rate for e, lp in zip(runs["1 worker"], runs["plain loop (1w phase)"])]
+    targets = [
+        Target("1 worker events/s / plain loop req/s", statistics.median(ratios_one), ">=", 0.5),
+        Target("2 workers events/s / 1 worker events/s", two.rate / one.rate, ">=", 1.0),
+        Target(f"paced p99 with {args.backlog:,} waiting / without", paced_after.p99_ms / paced_before.p99_ms, "<=", 1.5),
+        Target("paced p50 with backlog / without", paced_after.p50_ms / paced_before.p50_ms, "<=", 1.5, judged=False),
+        Target("2 workers / plain loop (2w phase)", statistics.median(
+            e.rate / lp.rate for e, lp in zip(runs["2 worker"], runs["plain loop (2w phase)"])), ">=", 0.5, judged=False),
+    ]
+    notes = [f"{name} per round (events/s): {', '.join(f'{m.rate:,.0f}' for m in rs)}" for name, rs in runs.items()]
+    notes += [
+        f"1 worker / plain loop per round: {', '.join(f'{r:.3f}' for r in ratios_one)}",
+        f"backlog deliveries still waiting after the paced run: {still_waiting:,} of {args.backlog:,} (none was due)",
+        f"duplicate arrivals (same event id twice): {duplicates}",
+        "latency = receiver arrival (body read) - api commit returned, both time.time() on this machine; "
+        "bursts commit as fast as one thread can, so their latency includes queueing behind the burst",
+        "CPU µs/event: CPU time of each component during the measurement / events delivered "
+        "(postgres and rabbitmq: the whole server, other databases included)",
+    ]
+    setup = {
+        "command": command,
+        "code": git_revision(),
+        "versions": versions(),
+        "worker settings": ", ".join(f"{k}={v}" for k, v in worker_env.items()) + " (the rest: defaults)",
+        "receiver": f"gunicorn -k gthread --workers {args.receiver_workers} --threads {args.receiver_threads} "
+                    "--keep-alive 75 over TLS (trustme CA), answers 204",
+        "rounds": f"{args.rounds} per worker count, plain loop ({args.loop_requests:,} POSTs) then a burst "
+                  f"({args.events:,} events); table: median round by rate; 1-worker ratio: median of per-round ratios",
+        "load average (1 min) before / after": f"{load_before} / {load_average()}",
+        "duration": f"{time.monotonic() - started:.0f} s",
+    }
+    text = render(info, setup, rows, targets, notes)
+    print("\n" + text)
+    if not args.no_write:
+        RESULTS_DIR.mkdir(exist_ok=True)
+        path = RESULTS_DIR / f"{datetime.now().astimezone().date().isoformat()}-webhooks.md"
+        path.write_text(text)
+        print(f"written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The dispatcher's OpenAPI document against what it enforces: every operation is documented with its
+scope (``webhooks:manage``), and every documented scope is enforced (403 naming it without, never a
+scope 403 with it)."""
+
+import re
+import uuid
+
+import pytest
+
+from dps_common.auth.scopes import ROLE_SCOPES, Role
+
+RESPONDER = re.compile(r"^on_(get|post|put|patch|delete)$")
+OPERATIONS = {
+    ("get", "/webhook-configs"),
+    ("post", "/webhook-configs"),
+    ("get", "/webhook-configs/{webhook_config_id}"),
+    ("put", "/webhook-configs/{webhook_config_id}"),
+    ("delete", "/webhook-configs/{webhook_config_id}"),
+    ("post", "/webhook-configs/{webhook_config_id}/rotate-secret"),
+    ("post", "/webhook-configs/{webhook_config_id}/test"),
+    ("get", "/webhook-configs/{webhook_config_id}/deliveries"),
+    ("get", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}"),
+    ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),
+}
+
+
+def document(client):
+    resp = client.simulate_get("/external/v1/openapi.json")
+    assert resp.status_code == 200
+    return resp.json
+
+
+def test_document_lists_every_operation_with_the_admin_scope_and_its_errors(client):
+    doc = document(client)
+    assert doc["openapi"].startswith("3.1")
+    assert doc["servers"] == [{"url": "/external/v1"}]
+    assert doc["components"]["securitySchemes"]["apiKey"] == {"type": "apiKey", "in": "header", "name": "x-api-key"}
+    operations = {(m, p): op for p, item in doc["paths"].items() for m, op in item.items()}
+    assert set(operations) == OPERATIONS
+    for (method, path), op in operations.items():
+        assert op["x-required-scopes"] == ["webhooks:manage"], (method, path)
+        assert {"401", "403"} <= set(op["responses"]), (method, path)
+        if "{" in path:
+            assert "404" in op["responses"], (method, path)
+        if "requestBody" in op:
+            assert {"400", "413", "415"} <= set(op["responses"]), (method, path)
+        for ref in re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', str(op).replace("'", '"')):
+            assert ref in doc["components"]["schemas"], ref
+    paging = {p["name"]: p for p in operations[("get", "/webhook-configs")]["parameters"]}
+    assert paging["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}
+    paging = {p["name"]: p for p in operations[("get", "/webhook-configs/{webhook_config_id}/deliveries")]["parameters"]}
+    assert paging["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
+    assert paging["status"]["schema"]["enum"] == ["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
+    assert set(operations[("post", "/webhook-configs")]["responses"]) >= {"201"}
+    assert "204" in operations[("delete", "/webhook-configs/{webhook_config_id}")]["responses"]
+    assert "202" in operations[("post", "/webhook-configs/{webhook_config_id}/test")]["responses"]
+
+
+def test_documented_records_carry_every_spec_field(client):
+    schemas = document(client)["components"]["schemas"]
+    endpoint = schemas["WebhookConfig"]["properties"]
+    assert {"id", "url", "status", "consecutiveFailures", "disabledReason"} <= set(endpoint)
+    assert endpoint["status"]["enum"] == ["ACTIVE", "PAUSED", "DISABLED"]
+    assert "secret" not in endpoint
+    assert "secret" in schemas["WebhookConfigWithSecret"]["properties"]
+    delivery = schemas["Delivery"]["properties"]
+    assert {
+        "status", "lastResponseStatus", "lastResponseExcerpt", "lastErrorMessage", "lastDurationMs",
+        "lastAttemptedAt", "nextAttemptAt",
+    } <= set(delivery)  # fmt: skip
+    assert delivery["status"]["enum"] == ["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
+    assert "attempts" in schemas["DeliveryDetail"]["properties"]
+
+
+def test_every_responder_is_documented(app):
+    for path, resource in app.documented_routes:
+        served = {RESPONDER.match(name).group(1).upper() for name in dir(resource) if RESPONDER.match(name)}
+        assert served == set(getattr(resource, "operations", {})), path
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", lambda _: str(uuid.uuid4()), path)
+
+
+def test_documented_scopes_are_what_the_server_enforces(client, org):
+    doc = document(client)
+    keys = {Role.ADMIN: org.admin, Role.USER: org.user, Role.VIEW_ONLY: org.viewer}
+    checked = 0
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            required = op["x-required-scopes"]
+            for role, member in keys.items():
+                resp = client.simulate_request(
+                    method.upper(),
+                    "/external/v1" + _concrete(path),
+                    headers={**member.headers, "Content-Type": "application/json"},
+                    body="{}",
+                )
+                lacks = [s for s in required if s not in ROLE_SCOPES[role]]
+                if lacks:
+                    assert resp.status_code == 403, (method, path, role, resp.status_code)
+                    assert resp.json["code"] == "missing_scope"
+                    assert resp.json["requiredScope"] == lacks[0]
+                    assert lacks[0] in resp.json["detail"]
+                else:
+                    assert resp.status_code != 401, (method, path, role)
+                    assert resp.status_code < 500, (method, path, role, resp.text)
+                    assert resp.json is None or resp.json.get("code") != "missing_scope", (method, path, role)
+                checked += 1
+    assert checked == 3 * len(OPERATIONS)
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "DELETE"])
+def test_every_operation_refuses_a_missing_key_with_the_spec_message(client, method):
+    checked = 0
+    for path, item in document(client)["paths"].items():
+        if method.lower() in item:
+            resp = client.simulate_request(method, "/external/v1" + _concrete(path))
+            assert resp.status_code == 401, path
+            assert resp.json["detail"] == "API key is required. Pass it via the x-api-key header."
+            checked += 1
+    assert checked

@@ -1,0 +1,1 @@
+"""Delivering webhooks: claiming due deliveries, one signed attempt each, recording the outcome."""

@@ -1,0 +1,203 @@
+"""Shared helpers for the dispatcher's integration tests and the bench: committed endpoints, events
+and deliveries on a fresh database, and a delivery worker running in a thread.
+
+Workers use their own connections, so these tests cannot use the rolled-back ``tx`` fixture: each
+module gets its own migrated database (``webhook_database``) and commits for real.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import select, text, update
+
+from dps_common.db import Transactions, make_engine
+from dps_common.http.json import dumps
+from dps_common.testing.services import fresh_database
+
+from dps_webhooks.db.migrate import upgrade
+from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
+from dps_webhooks.delivery.worker import DeliveryWorker
+from dps_webhooks.services.intake import (
+    IncomingEvent,
+    accept_event,
+    add_delivery,
+    hold_pending,
+    release_held,
+    store_event,
+)
+from dps_webhooks.settings import Settings
+from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
+
+
+@contextmanager
+def webhook_database(prefix: str = "dps_wh_it") -> Iterator[str]:
+    """A new database with the dispatcher's migrations applied; dropped afterwards."""
+    with fresh_database(prefix) as url:
+        upgrade(url)
+        yield url
+
+
+class Store:
+    """Direct, committed access to the dispatcher's tables, as the HTTP use cases would leave them."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.engine = make_engine(settings.database_url, application_name="dps-webhooks-tests")
+        self.tx = Transactions.for_engine(self.engine)
+        self._sealer = SecretSealer(settings.secret_key)
+
+    def close(self) -> None:
+        self.tx.dispose()
+
+    # setup
+
+    def endpoint(
+        self, url: str, *, status: str = "ACTIVE", organization_id: UUID | None = None, event_types: list[str] = ()
+    ) -> tuple[UUID, str]:
+        """A new endpoint; (its id, its whsec_ secret)."""
+        endpoint_id, secret = uuid.uuid4(), new_signing_secret()
+        with self.tx() as session:
+            session.add(
+                WebhookEndpoint(
+                    id=endpoint_id,
+                    organization_id=organization_id or uuid.uuid4(),
+                    url=url,
+                    event_types=list(event_types),
+                    status=status,
+                    secret_sealed=self._sealer.seal(endpoint_id, secret),
+                )
+            )
+        return endpoint_id, secret
+
+    def event(self, organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
+        """An api event accepted as the consumer would: one delivery per subscribed endpoint."""
+        event = self.incoming(organization_id, event_type, data)
+        with self.tx() as session:
+            accept_event(session, event)
+        return event
+
+    def event_for(self, endpoint_id: UUID, **kwargs: Any) -> tuple[IncomingEvent, UUID]:
+        """An event for the endpoint's organization; (the event, its delivery to that endpoint)."""
+        event = self.event(self.endpoint_row(endpoint_id)["organization_id"], **kwargs)
+        return event, self.delivery_of(event.id, endpoint_id)
+
+    def test_delivery(self, endpoint_id: UUID) -> tuple[IncomingEvent, UUID]:
+        """A test delivery (sent even while the endpoint is paused)."""
+        event = self.incoming(self.endpoint_row(endpoint_id)["organization_id"], "webhook.test")
+        with self.tx() as session:
+            store_event(session, event)
+            delivery = add_delivery(session, event, endpoint_id, is_test=True)
+        return event, delivery.id
+
+    @staticmethod
+    def incoming(organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
+        event_id = uuid.uuid4()
+        occurred_at = datetime.now(UTC)
+        envelope = {
+            "id": str(event_id),
+            "type": event_type,
+            "version": 1,
+            "occurredAt": occurred_at.isoformat(),
+            "organizationId": str(organization_id),
+            "data": data if data is not None else {"quoteId": str(uuid.uuid4()), "total": "100.00"},
+        }
+        return IncomingEvent(event_id, organization_id, event_type, occurred_at, dumps(envelope).decode())
+
+    # what the HTTP use cases do
+
+    def set_status(self, endpoint_id: UUID, status: str) -> None:
+        """Pause, resume or re-enable as the endpoint resource does: status, then hold or release."""
+        with self.tx() as session:
+            session.execute(update(WebhookEndpoint).where(WebhookEndpoint.id == endpoint_id).values(status=status))
+            if status == "ACTIVE":
+                release_held(session, endpoint_id)
+            else:
+                hold_pending(session, endpoint_id, keep_tests=status == "PAUSED")
+
+    def rotate(self, endpoint_id: UUID) -> str:
+        secret = new_signing_secret()
+        with self.tx() as session:
+            session.execute(
+                update(WebhookEndpoint)
+                .where(WebhookEndpoint.id == endpoint_id)
+                .values(secret_sealed=self._sealer.seal(endpoint_id, secret))
+            )
+        return secret
+
+    def sql(self, statement: str, **params: Any) -> None:
+        with self.tx() as session:
+            session.execute(text(statement), params)
+
+    # inspection
+
+    def delivery_of(self, event_id: UUID, endpoint_id: UUID) -> UUID:
+        with self.tx.read() as session:
+            return session.execute(
+                select(WebhookDelivery.id).where(
+                    WebhookDelivery.event_id == event_id, WebhookDelivery.endpoint_id == endpoint_id
+                )
+            ).scalar_one()
+
+    def delivery_row(self, delivery_id: UUID) -> dict[str, Any]:
+        with self.tx.read() as session:
+            row = session.execute(select(WebhookDelivery.__table__).where(WebhookDelivery.id == delivery_id)).one()
+            return dict(row._mapping)
+
+    def endpoint_row(self, endpoint_id: UUID) -> dict[str, Any]:
+        with self.tx.read() as session:
+            row = session.execute(select(WebhookEndpoint.__table__).where(WebhookEndpoint.id == endpoint_id)).one()
+            return dict(row._mapping)
+
+    def attempts(self, delivery_id: UUID) -> list[dict[str, Any]]:
+        with self.tx.read() as session:
+            rows = session.execute(
+                select(DeliveryAttempt.__table__)
+                .where(DeliveryAttempt.delivery_id == delivery_id)
+                .order_by(DeliveryAttempt.attempt)
+            ).all()
+            return [dict(row._mapping) for row in rows]
+
+    def wait_until(self, check: Callable[[], Any], *, timeout: float = 60.0, what: str = "the condition") -> Any:
+        """Poll ``check`` until it returns something truthy; AssertionError after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = check()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)
+
+    def wait_for_status(self, delivery_id: UUID, *statuses: str, timeout: float = 60.0) -> dict[str, Any]:
+        return self.wait_until(
+            lambda: (row := self.delivery_row(delivery_id))["status"] in statuses and row,
+            timeout=timeout,
+            what=f"delivery {delivery_id} to be {' or '.join(statuses)}",
+        )
+
+
+@contextmanager
+def running_worker(settings: Settings) -> Iterator[DeliveryWorker]:
+    """A delivery worker (no consumer) in a thread of this process; stopped and drained on exit."""
+    engine = make_engine(settings.database_url, application_name="dps-webhooks-test-worker")
+    tx = Transactions.for_engine(engine)
+    listen_url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    worker = DeliveryWorker(settings, tx, listen_url)
+    thread = threading.Thread(target=worker.run, name="test-delivery-worker", daemon=True)
+    thread.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        thread.join(timeout=60)
+        tx.dispose()
+        if thread.is_alive():
+            raise AssertionError("the worker did not stop")

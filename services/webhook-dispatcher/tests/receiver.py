@@ -9,7 +9,8 @@ Webhooks signature with the ``standardwebhooks`` package and answers as each tes
 
 Unprogrammed paths answer by their first segment: ``/500``, ``/302`` (Location to ``/ok``),
 ``/410``, ``/hang`` (no answer until the receiver closes), ``/drip`` (a byte a second),
-``/reset`` (RST, SO_LINGER 0), ``/huge`` (a 50 MB body); anything else gets 200.
+``/reset`` (RST, SO_LINGER 0), ``/huge`` (a 50 MB body); anything else gets 200. An answer is a
+status code, one of those mode names, or ``(status, body bytes)``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 HUGE_BYTES = 50 * 1024 * 1024
 MODES = ("hang", "drip", "reset", "huge", "redirect")
-Answer = int | str  # a status code, or one of MODES
+Answer = int | str | tuple[int, bytes]  # a status code, one of MODES, or (status, body)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Received:
     body: bytes
     verified: bool  # the signature matched one of the receiver's secrets at arrival
     arrived: float  # time.monotonic()
+    client_port: int  # the same port for requests on one kept-alive connection
 
     @property
     def event_id(self) -> str:
@@ -176,10 +178,13 @@ class _Handler(BaseHTTPRequestHandler):
         receiver = self.server.receiver
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        received = Received(self.path, headers, body, receiver._verify(body, headers), time.monotonic())
+        verified = receiver._verify(body, headers)
+        received = Received(self.path, headers, body, verified, time.monotonic(), self.client_address[1])
         answer = receiver._next_answer(self.path)
         receiver._record(received)
-        if isinstance(answer, int) and answer != 302:
+        if isinstance(answer, tuple):
+            self._reply(*answer)
+        elif isinstance(answer, int) and answer != 302:
             self._reply(answer, b'{"received": true}' if answer < 300 else b'{"error": "nope"}')
         elif answer in (302, "redirect"):
             self._reply(302, b"", [("Location", f"https://127.0.0.1:{receiver.port}/ok")])

@@ -134,6 +134,16 @@ def test_malformed_json_and_wrong_content_type(client, org):
     resp = client.simulate_post(BASE, body=f'{{"url": "{URL}"}}', headers={**org.admin.headers, "Content-Type": "text/plain"})
     assert resp.status_code == 415
     assert resp.json["code"] == "unsupported_media_type"
+    created = create(client, org)
+    resp = client.simulate_put(f"{BASE}/{created['id']}", body="{}", headers=org.admin.headers)  # no Content-Type
+    assert resp.status_code == 415
+
+
+def test_a_body_over_10_mb_is_a_413(client, org):
+    body = '{"url": "' + URL + '", "description": "' + "x" * (10 * 1024 * 1024) + '"}'
+    resp = client.simulate_post(BASE, body=body, headers={**org.admin.headers, "Content-Type": "application/json"})
+    assert resp.status_code == 413
+    assert client.simulate_get(BASE, headers=org.admin.headers).json["webhookConfigs"] == []
 
 
 @pytest.mark.parametrize(

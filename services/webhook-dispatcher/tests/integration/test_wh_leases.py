@@ -1,0 +1,143 @@
+"""Leases: workers share the queue without sending an attempt twice at once, a lost lease records
+nothing, and a worker killed mid-attempt has its work taken up by another after the lease."""
+
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from dps_webhooks.db.models import WebhookDelivery
+from dps_webhooks.delivery.claims import LeaseLost, claim_due, record_outcome
+from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
+
+from receiver import Receiver
+from webhook_helpers import Store, running_worker, webhook_database
+
+WORKER_CLI = str(Path(sys.executable).with_name("dealpricing-webhooks"))
+QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05"}
+
+
+@pytest.fixture(scope="module")
+def database():
+    with webhook_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def store(make_settings, database):
+    store = Store(make_settings(DATABASE_URL=database))
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def receiver(tls_files):
+    with Receiver(tls_files) as receiver:
+        yield receiver
+
+
+def test_workers_sharing_the_queue_send_each_attempt_once(store, receiver, make_settings, database):
+    endpoint_id, secret = store.endpoint(receiver.url("/shared"))
+    receiver.secrets.append(secret)
+    deliveries = [store.event_for(endpoint_id)[1] for _ in range(150)]
+    settings = make_settings(DATABASE_URL=database, WEBHOOK_DELIVERY_CONCURRENCY="4", **QUICK)
+    with running_worker(settings), running_worker(settings), running_worker(settings):
+        for delivery_id in deliveries:
+            store.wait_for_status(delivery_id, "SUCCESS")
+    sent = Counter(request.headers["x-service-delivery-id"] for request in receiver.requests_to("/shared"))
+    assert sorted(sent) == sorted(str(delivery_id) for delivery_id in deliveries)
+    assert set(sent.values()) == {1}
+    assert all(len(store.attempts(delivery_id)) == 1 for delivery_id in deliveries)
+
+
+def test_a_claimed_delivery_is_not_claimed_again_until_its_lease_ends(store, receiver):
+    endpoint_id, _ = store.endpoint(receiver.url("/leased"))
+    _, delivery_id = store.event_for(endpoint_id)
+    with store.tx() as session:
+        [first] = [c for c in claim_due(session, 100, 60) if c.delivery_id == delivery_id]
+    with store.tx() as session:
+        assert delivery_id not in [c.delivery_id for c in claim_due(session, 100, 60)]
+    assert first.attempt == 1
+
+
+def test_a_worker_whose_lease_ran_out_records_nothing(store, receiver):
+    endpoint_id, _ = store.endpoint(receiver.url("/expired"))
+    _, delivery_id = store.event_for(endpoint_id)
+    with store.tx() as session:
+        [stale] = [c for c in claim_due(session, 100, 60) if c.delivery_id == delivery_id]
+    store.sql("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = :id", id=delivery_id)  # lease over
+    with store.tx() as session:
+        [current] = [c for c in claim_due(session, 100, 60) if c.delivery_id == delivery_id]
+    assert current.attempt == stale.attempt == 1  # the unrecorded attempt is repeated, not skipped
+    failed = Outcome(DeliveryStatus.FAILED, 0.0, EndpointEffect.NONE)
+    with pytest.raises(LeaseLost), store.tx() as session:
+        record_outcome(session, stale, AttemptResult(500, "late", None, 10), failed, disable_after=20)
+    success = Outcome(DeliveryStatus.SUCCESS, None, EndpointEffect.RESET_FAILURES)
+    with store.tx() as session:
+        record_outcome(session, current, AttemptResult(200, "ok", None, 10), success, disable_after=20)
+    row = store.delivery_row(delivery_id)
+    assert (row["status"], row["last_response_excerpt"], row["claim_token"]) == ("SUCCESS", "ok", None)
+    assert [a["response_excerpt"] for a in store.attempts(delivery_id)] == ["ok"]
+
+
+def test_claims_take_the_most_overdue_first_and_only_what_is_asked(store, receiver):
+    endpoint_id, _ = store.endpoint(receiver.url("/order"))
+    ids = [store.event_for(endpoint_id)[1] for _ in range(3)]
+    store.sql(
+        "UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE next_attempt_at IS NOT NULL"
+    )
+    for minutes, delivery_id in zip((1, 3, 2), ids, strict=True):
+        store.sql(
+            "UPDATE webhook_deliveries SET next_attempt_at = now() - make_interval(mins => :m) WHERE id = :id",
+            m=minutes,
+            id=delivery_id,
+        )
+    with store.tx() as session:
+        claimed = claim_due(session, 2, 60)
+    assert {c.delivery_id for c in claimed} == {ids[1], ids[2]}  # the two most overdue
+    with store.tx.read() as session:
+        leased = session.execute(select(WebhookDelivery.claim_token).where(WebhookDelivery.id.in_(ids))).scalars()
+        assert sum(token is not None for token in leased) == 2
+
+
+def test_a_worker_killed_mid_attempt_is_taken_over_after_its_lease(store, receiver, settings_env, database):
+    endpoint_id, secret = store.endpoint(receiver.url("/killed", host="localhost"))
+    receiver.secrets.append(secret)
+    receiver.answer("/killed", "hang", 200)
+    env = {
+        **os.environ,
+        **settings_env,
+        **QUICK,
+        "DATABASE_URL": database,
+        "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "5",
+        "WEBHOOK_LEASE_SECONDS": "6",
+        "LOG_LEVEL": "WARNING",
+    }
+    doomed = subprocess.Popen([WORKER_CLI, "worker", "--no-consume"], env=env, stdout=subprocess.DEVNULL)
+    try:
+        event, delivery_id = store.event_for(endpoint_id)
+        receiver.wait_for(1, "/killed", timeout=60)
+        doomed.send_signal(signal.SIGKILL)
+        assert doomed.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+    assert store.delivery_row(delivery_id)["status"] == "PENDING"
+    rescuer = subprocess.Popen([WORKER_CLI, "worker", "--no-consume"], env=env, stdout=subprocess.DEVNULL)
+    try:
+        row = store.wait_for_status(delivery_id, "SUCCESS", timeout=60)
+        rescuer.send_signal(signal.SIGTERM)
+        assert rescuer.wait(timeout=30) == 0  # a clean stop
+    finally:
+        if rescuer.poll() is None:
+            rescuer.kill()
+    requests = receiver.requests_to("/killed")
+    assert [r.event_id for r in requests] == [str(event.id)] * 2 and all(r.verified for r in requests)
+    assert [r.attempt for r in requests] == [1, 1]  # the interrupted attempt, made again
+    assert row["attempt_count"] == 1
+    assert [(a["attempt"], a["response_status"]) for a in store.attempts(delivery_id)] == [(1, 200)]

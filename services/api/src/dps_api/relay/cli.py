@@ -1,0 +1,36 @@
+"""``dealpricing-outbox-relay``: run the outbox relay until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from dps_common import logs
+from dps_common.db import Transactions, make_engine
+from dps_common.messaging import redacted
+from dps_common.settings import SettingsError
+
+from dps_api.relay.relay import OutboxRelay, log
+from dps_api.relay.settings import RelaySettings
+
+
+def main() -> int:
+    try:
+        settings = RelaySettings.from_env()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        # setting an Event in a handler is safe here: the main thread waits with timeouts, never on it
+        signal.signal(signum, lambda *_: stop.set())
+    engine = make_engine(settings.database_url, pool_size=1, application_name="dps-outbox-relay")
+    log.info("relay started", extra={"broker": redacted(settings.amqp_url), "exchange": settings.events_exchange})
+    try:
+        OutboxRelay(settings, Transactions.for_engine(engine)).run(stop)
+    finally:
+        engine.dispose()
+    log.info("relay stopped")
+    return 0

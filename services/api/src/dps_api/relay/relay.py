@@ -1,0 +1,93 @@
+"""The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
+
+A broker or database failure drops the broken connection and backs off (0.5 s doubling to 15 s);
+the loop then starts over, so restarts of either are ridden out without losing anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import psycopg
+from sqlalchemy.exc import SQLAlchemyError
+
+from dps_common.db import Transactions
+from dps_common.messaging import Backoff, EventPublisher, PublishFailed
+
+from dps_api.relay.batches import claim_unpublished, mark_published
+from dps_api.relay.settings import RelaySettings
+from dps_api.relay.wakeup import OutboxWakeup
+
+log = logging.getLogger("dps.relay")
+
+IDLE_SLICE_SECONDS = 0.5
+
+
+class OutboxRelay:
+    def __init__(self, settings: RelaySettings, tx: Transactions):
+        self.settings = settings
+        self._tx = tx
+        self._publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
+        self._wakeup = OutboxWakeup(settings.database_url)
+        self.published = 0  # events confirmed and marked by this relay
+
+    def run(self, stop: threading.Event) -> None:
+        """Relay until ``stop`` is set; returns after at most one batch and one poll interval."""
+        backoff = Backoff()
+        try:
+            while not stop.is_set():
+                try:
+                    self._wakeup.listen()
+                    self._publisher.connect()
+                    while not stop.is_set() and self.relay_batch() == self.settings.batch_size:
+                        pass  # a full batch: more may be waiting
+                    backoff.reset()
+                except PublishFailed as exc:
+                    log.warning("broker unavailable", extra={"error": str(exc)})
+                    backoff.wait(stop)
+                    continue
+                except (SQLAlchemyError, psycopg.Error) as exc:
+                    log.warning("database unavailable", extra={"error": type(exc).__name__})
+                    self._wakeup.close()
+                    backoff.wait(stop)
+                    continue
+                self._idle(stop)
+        finally:
+            self._publisher.close()
+            self._wakeup.close()
+
+    def _idle(self, stop: threading.Event) -> None:
+        """Wait for a notification or the poll interval, in slices short enough to notice ``stop``
+        promptly and to keep the broker connection's heartbeats going."""
+        deadline = time.monotonic() + self.settings.poll_interval_seconds
+        while not stop.is_set():
+            self._publisher.heartbeat()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._wakeup.wait(min(remaining, IDLE_SLICE_SECONDS)):
+                return
+
+    def relay_batch(self) -> int:
+        """Publish one batch and mark what the broker confirmed; the number of rows claimed.
+
+        When the broker fails midway, the rows confirmed before the failure are still marked (fewer
+        duplicates), the rest are released unmarked, and ``PublishFailed`` is raised."""
+        confirmed = []
+        failure: PublishFailed | None = None
+        with self._tx() as session:
+            batch = claim_unpublished(session, self.settings.batch_size)
+            for event_id, envelope in batch:
+                try:
+                    self._publisher.publish(envelope)
+                except PublishFailed as exc:
+                    failure = exc
+                    break
+                confirmed.append(event_id)
+            mark_published(session, confirmed)
+        self.published += len(confirmed)
+        if confirmed:
+            log.info("events published", extra={"count": len(confirmed)})
+        if failure is not None:
+            raise failure
+        return len(batch)

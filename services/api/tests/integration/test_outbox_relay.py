@@ -1,0 +1,240 @@
+"""The outbox relay against a real PostgreSQL (its own committed database) and a real RabbitMQ (a
+fresh virtual host): every committed event reaches the exchange and is marked only once confirmed,
+through broker restarts, dropped database connections and relays running side by side."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import psycopg
+import pytest
+from kombu import Queue
+from sqlalchemy import func, select
+
+from dps_common.db import Transactions, make_engine
+from dps_common.messaging import PublishFailed, connect, events_exchange
+from dps_common.testing.broker import broker_stopped
+from dps_common.testing.services import fresh_database, fresh_vhost
+
+from dps_api.db.migrate import upgrade
+from dps_api.db.models.outbox import OutboxEvent
+from dps_api.relay import OutboxRelay, RelaySettings
+from dps_api.relay.batches import claim_unpublished
+from dps_api.services.outbox import record_event
+
+EXCHANGE = "test.relay.events"
+RELAY_APPLICATION = "dps-outbox-relay-test"  # the LISTEN connection's name starts the same way
+WAIT_SECONDS = 60
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    with fresh_database("dps_relay_test") as url:
+        upgrade(url)
+        yield url
+
+
+@contextmanager
+def transactions(database_url: str, application_name: str) -> Iterator[Transactions]:
+    engine = make_engine(database_url, application_name=application_name)
+    yield Transactions.for_engine(engine)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def tx(database_url: str) -> Iterator[Transactions]:
+    """The test's own transactions (writing events, checking rows)."""
+    with transactions(database_url, "dps-relay-test-writer") as tx:
+        yield tx
+
+
+@pytest.fixture(scope="module")
+def relay_tx(database_url: str) -> Iterator[Transactions]:
+    with transactions(database_url, RELAY_APPLICATION) as tx:
+        yield tx
+
+
+@pytest.fixture(scope="module")
+def amqp_url() -> Iterator[str]:
+    with fresh_vhost("dps_relay") as url:
+        yield url
+
+
+@pytest.fixture
+def queue(amqp_url: str, tx: Transactions) -> Iterator[Queue]:
+    """A queue bound to every event type; the outbox starts each test with nothing unpublished."""
+    with tx() as session:
+        session.execute(OutboxEvent.__table__.update().values(published_at=func.now()))
+    queue = Queue(f"relay-test-{uuid4().hex[:8]}", exchange=events_exchange(EXCHANGE), routing_key="#", durable=True)
+    with connect(amqp_url) as connection:
+        queue(connection.default_channel).declare()
+    yield queue
+    with connect(amqp_url) as connection:  # a new one: the test may have restarted the broker
+        queue(connection.default_channel).delete()
+
+
+@pytest.fixture
+def make_relay(database_url: str, amqp_url: str, relay_tx: Transactions) -> Callable[..., OutboxRelay]:
+    def make(**overrides) -> OutboxRelay:
+        settings = RelaySettings(database_url=database_url, amqp_url=amqp_url, events_exchange=EXCHANGE, **overrides)
+        return OutboxRelay(settings, relay_tx)
+
+    return make
+
+
+@contextmanager
+def running(*relays: OutboxRelay) -> Iterator[None]:
+    stop = threading.Event()
+    threads = [threading.Thread(target=relay.run, args=(stop,), daemon=True) for relay in relays]
+    for thread in threads:
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads), "a relay did not stop when asked"
+
+
+def write_events(tx: Transactions, count: int, event_type: str = "quote.approved") -> list[UUID]:
+    organization_id = uuid4()
+    with tx() as session:
+        return [
+            record_event(session, event_type, organization_id, {"n": n}, datetime.now(UTC)) for n in range(count)
+        ]
+
+
+def unpublished(tx: Transactions, ids: list[UUID]) -> set[UUID]:
+    with tx() as session:
+        return set(
+            session.scalars(select(OutboxEvent.id).where(OutboxEvent.id.in_(ids), OutboxEvent.published_at.is_(None)))
+        )
+
+
+def wait_until_published(tx: Transactions, ids: list[UUID]) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while unpublished(tx, ids):
+        assert time.monotonic() < deadline, f"{len(unpublished(tx, ids))} of {len(ids)} events never published"
+        time.sleep(0.1)
+
+
+def drain(amqp_url: str, queue: Queue) -> list[dict]:
+    bodies = []
+    with connect(amqp_url) as connection:
+        bound = queue(connection.default_channel)
+        while (message := bound.get(no_ack=True)) is not None:
+            bodies.append(json.loads(message.body))
+    return bodies
+
+
+def test_every_event_is_published_once_as_its_envelope_and_marked(tx, queue, amqp_url, make_relay) -> None:
+    ids = write_events(tx, 250)  # several batches of 100
+    with running(make_relay()):
+        wait_until_published(tx, ids)
+    received = drain(amqp_url, queue)
+    assert Counter(UUID(event["id"]) for event in received) == Counter(ids)
+    with tx() as session:
+        stored = dict(session.execute(select(OutboxEvent.id, OutboxEvent.envelope).where(OutboxEvent.id.in_(ids))).all())
+    assert all(event == stored[UUID(event["id"])] for event in received)
+
+
+def test_a_commit_wakes_an_idle_relay(tx, queue, amqp_url, make_relay) -> None:
+    """With a poll interval far longer than the wait, only the commit's NOTIFY can wake the relay."""
+    relay = make_relay(poll_interval_seconds=60)
+    with running(relay):
+        time.sleep(1)  # let it go idle, waiting for a notification
+        ids = write_events(tx, 3)
+        wait_until_published(tx, ids)
+    assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)
+
+
+def test_nothing_is_marked_while_the_broker_is_down(tx, queue, amqp_url, make_relay) -> None:
+    relay = make_relay()
+    ids = write_events(tx, 5)
+    with broker_stopped():
+        with pytest.raises(PublishFailed):
+            relay.relay_batch()
+        assert unpublished(tx, ids) == set(ids)
+    with running(relay):
+        wait_until_published(tx, ids)
+    assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)
+
+
+def test_the_relay_rides_out_a_broker_restart_and_every_event_arrives(tx, queue, amqp_url, make_relay) -> None:
+    before = write_events(tx, 50)
+    with running(make_relay(batch_size=10)):
+        wait_until_published(tx, before)
+        with broker_stopped():
+            during = write_events(tx, 50)
+            assert unpublished(tx, during) == set(during)
+        after = write_events(tx, 50)
+        wait_until_published(tx, before + during + after)
+    received = {UUID(event["id"]) for event in drain(amqp_url, queue)}
+    assert received >= set(before + during + after)  # duplicates are allowed, gaps are not
+
+
+def test_the_relay_reconnects_after_its_database_connections_are_dropped(tx, queue, amqp_url, make_relay, database_url) -> None:
+    with running(make_relay()):
+        first = write_events(tx, 5)
+        wait_until_published(tx, first)
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            dropped = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name LIKE 'dps-outbox-relay%%'"
+            ).fetchone()[0]
+        assert dropped >= 2  # the relay's LISTEN connection and its pooled one
+        second = write_events(tx, 5)
+        wait_until_published(tx, second)
+    assert {UUID(event["id"]) for event in drain(amqp_url, queue)} >= set(first + second)
+
+
+def test_rows_another_relay_holds_are_skipped_not_published(tx, queue, amqp_url, make_relay) -> None:
+    held = write_events(tx, 3)
+    with tx() as holder:
+        assert {event_id for event_id, _ in claim_unpublished(holder, 3)} == set(held)
+        free = write_events(tx, 4)
+        assert make_relay().relay_batch() == 4  # the held rows are skipped, not waited for
+        assert unpublished(tx, free) == set()
+        assert unpublished(tx, held) == set(held)
+    assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(free)
+
+
+def test_two_relays_share_the_outbox_and_publish_each_event_once(tx, queue, amqp_url, make_relay) -> None:
+    first, second = make_relay(batch_size=10), make_relay(batch_size=10)
+    with running(first, second):
+        ids = write_events(tx, 400)
+        wait_until_published(tx, ids)
+    assert first.published + second.published == 400
+    assert Counter(UUID(event["id"]) for event in drain(amqp_url, queue)) == Counter(ids)
+
+
+def test_the_relay_command_publishes_and_stops_cleanly_on_sigterm(tx, queue, amqp_url, database_url) -> None:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "AMQP_URL": amqp_url,
+        "EVENTS_EXCHANGE": EXCHANGE,
+        "LOG_LEVEL": "WARNING",
+    }
+    relay = subprocess.Popen([str(Path(sys.executable).with_name("dealpricing-outbox-relay"))], env=env)
+    try:
+        ids = write_events(tx, 20)
+        wait_until_published(tx, ids)
+    finally:
+        relay.send_signal(signal.SIGTERM)
+        exit_code = relay.wait(timeout=30)
+    assert exit_code == 0
+    assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from uuid import UUID
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import Boolean, Interval, and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.orm import Session
+
+from dps_common.ids import new_id
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.attempt_outcome import (
@@ -63,26 +65,35 @@ def _sendable():
     return or_(E.status == "ACTIVE", and_(D.is_test, E.status == "PAUSED"))
 
 
+# Built once: statement construction costs more than the query on this hot path.
+_CLAIM = (
+    update(D)
+    .where(
+        D.id.in_(
+            select(D.id)
+            .join(E, E.id == D.endpoint_id)
+            .where(D.next_attempt_at <= func.now(), _sendable())
+            .order_by(D.next_attempt_at)
+            .limit(bindparam("limit"))
+            .with_for_update(of=D, skip_locked=True)
+            .scalar_subquery()
+        ),
+        E.id == D.endpoint_id,
+        Ev.id == D.event_id,
+    )
+    .values(
+        next_attempt_at=func.now() + bindparam("lease", type_=Interval()),
+        claim_token=bindparam("token"),
+        attempt_count=D.attempt_count + case((D.claim_token.is_(None), 1), else_=0),
+    )
+    .returning(D.id, D.endpoint_id, D.event_id, D.attempt_count, D.is_test, E.url, E.secret_sealed, Ev.body)
+)
+
+
 def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claimed]:
     token = uuid.uuid4()
-    due = (
-        select(D.id)
-        .join(E, E.id == D.endpoint_id)
-        .where(D.next_attempt_at <= func.now(), _sendable())
-        .order_by(D.next_attempt_at)
-        .limit(limit)
-        .with_for_update(of=D, skip_locked=True)
-    )
-    rows = session.execute(
-        update(D)
-        .where(D.id.in_(due.scalar_subquery()), E.id == D.endpoint_id, Ev.id == D.event_id)
-        .values(
-            next_attempt_at=func.now() + timedelta(seconds=lease_seconds),
-            claim_token=token,
-            attempt_count=D.attempt_count + case((D.claim_token.is_(None), 1), else_=0),
-        )
-        .returning(D.id, D.endpoint_id, D.event_id, D.attempt_count, D.is_test, E.url, E.secret_sealed, Ev.body)
-    ).all()
+    parameters = {"limit": limit, "lease": timedelta(seconds=lease_seconds), "token": token}
+    rows = session.connection().execute(_CLAIM, parameters).all()
     return [Claimed(*row, token=token) for row in rows]
 
 
@@ -106,44 +117,60 @@ def record_outcome(
     # The endpoint row first: the same lock order as pausing or disabling (endpoint, then its
     # deliveries), so the two never deadlock, and a pause that commits first is seen here.
     endpoint_status = _apply_endpoint_effect(session, claimed.endpoint_id, outcome.endpoint, disable_after)
-    next_attempt_at = None
+    retry_in = None
     if outcome.status is DeliveryStatus.FAILED and _sendable_to(endpoint_status, claimed.is_test):
         assert outcome.retry_in_seconds is not None
-        next_attempt_at = func.now() + timedelta(seconds=outcome.retry_in_seconds)
+        retry_in = timedelta(seconds=outcome.retry_in_seconds)
         if outcome.retry_in_seconds <= wake_within_seconds:
             notify_due(session)  # sooner than the workers would poll
     # otherwise final, or held: the endpoint was paused or disabled meanwhile (resuming releases it)
-    final = outcome.status in (DeliveryStatus.SUCCESS, DeliveryStatus.EXHAUSTED)
-    attempted_at = func.now() - timedelta(milliseconds=result.duration_ms)
-    recorded = session.execute(
-        update(D)
-        .where(D.id == claimed.delivery_id, D.claim_token == claimed.token)
-        .values(
-            status=outcome.status.value,
-            next_attempt_at=next_attempt_at,
-            claim_token=None,
-            last_response_status=result.status,
-            last_response_excerpt=result.excerpt,
-            last_error_message=result.error_message,
-            last_duration_ms=result.duration_ms,
-            last_attempted_at=attempted_at,
-            completed_at=func.now() if final else None,
-        )
-        .returning(D.id)
-    ).scalar()
-    if recorded is None:
+    connection = session.connection()
+    parameters = {
+        "delivery": claimed.delivery_id,
+        "token": claimed.token,
+        "attempt_number": claimed.attempt,
+        "attempt_id": new_id(),
+        "new_status": outcome.status.value,
+        "retry_in": retry_in,
+        "final": outcome.status in (DeliveryStatus.SUCCESS, DeliveryStatus.EXHAUSTED),
+        "answered": result.status,
+        "excerpt": result.excerpt,
+        "error": result.error_message,
+        "took_ms": result.duration_ms,
+        "duration": timedelta(milliseconds=result.duration_ms),
+    }
+    if connection.execute(_RECORD, parameters).scalar() is None:
         raise LeaseLost(str(claimed.delivery_id))
-    session.execute(
-        insert(DeliveryAttempt).values(
-            delivery_id=claimed.delivery_id,
-            attempt=claimed.attempt,
-            attempted_at=attempted_at,
-            response_status=result.status,
-            response_excerpt=result.excerpt,
-            error_message=result.error_message,
-            duration_ms=result.duration_ms,
-        )
+    connection.execute(_ADD_ATTEMPT, parameters)
+
+
+_ATTEMPTED_AT = func.now() - bindparam("duration", type_=Interval())  # by the database clock
+_RECORD = (
+    update(D)
+    .where(D.id == bindparam("delivery"), D.claim_token == bindparam("token"))
+    .values(
+        status=bindparam("new_status"),
+        next_attempt_at=func.now() + bindparam("retry_in", type_=Interval()),  # NULL: none scheduled
+        claim_token=None,
+        last_response_status=bindparam("answered"),
+        last_response_excerpt=bindparam("excerpt"),
+        last_error_message=bindparam("error"),
+        last_duration_ms=bindparam("took_ms"),
+        last_attempted_at=_ATTEMPTED_AT,
+        completed_at=case((bindparam("final", type_=Boolean()), func.now()), else_=None),
     )
+    .returning(D.id)
+)
+_ADD_ATTEMPT = insert(DeliveryAttempt).values(
+    id=bindparam("attempt_id"),
+    delivery_id=bindparam("delivery"),
+    attempt=bindparam("attempt_number"),
+    attempted_at=_ATTEMPTED_AT,
+    response_status=bindparam("answered"),
+    response_excerpt=bindparam("excerpt"),
+    error_message=bindparam("error"),
+    duration_ms=bindparam("took_ms"),
+)
 
 
 def _sendable_to(endpoint_status: str | None, is_test: bool) -> bool:

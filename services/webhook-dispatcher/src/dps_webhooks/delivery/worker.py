@@ -48,6 +48,9 @@ class DeliveryWorker:
         self._in_flight = 0
         self._saturated = False
         self._signalled = False
+        # When busy, claim again once a quarter of the threads are free: one claim per few
+        # deliveries instead of one per delivery.
+        self._refill_at = max(1, settings.delivery_concurrency // 4)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -75,7 +78,7 @@ class DeliveryWorker:
                     self._saturated = free > 0 and len(claimed) == free  # more may be due
                 for delivery in claimed:
                     pool.submit(self._deliver, delivery)
-                if self._saturated and self._in_flight < capacity:
+                if self._saturated and capacity - self._in_flight >= self._refill_at:
                     continue
                 self._wait(self.settings.poll_interval_seconds)
         listener.join(timeout=5)
@@ -129,7 +132,7 @@ class DeliveryWorker:
         finally:
             with self._lock:
                 self._in_flight -= 1
-                if self._saturated:
+                if self._saturated and self.settings.delivery_concurrency - self._in_flight >= self._refill_at:
                     self._wake.set()
 
     def _attempt(self, claimed: Claimed) -> AttemptResult:

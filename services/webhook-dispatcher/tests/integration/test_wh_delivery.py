@@ -4,7 +4,8 @@ verifying signatures, the retry schedule compressed to seconds."""
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from receiver import Receiver
+from dps_common.testing.webhook_receiver import Receiver
+
 from webhook_helpers import Store, running_worker, webhook_database
 
 QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05", "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "2"}

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from dps_common.testing.webhook_receiver import Receiver
+
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.delivery.claims import LeaseLost, claim_due, record_outcome
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
 
-from receiver import Receiver
 from webhook_helpers import Store, running_worker, webhook_database
 
 WORKER_CLI = str(Path(sys.executable).with_name("dealpricing-webhooks"))

@@ -8,12 +8,12 @@ import uuid
 
 import pytest
 
+from dps_common.testing.webhook_receiver import HUGE_BYTES, Receiver
+
 from dps_webhooks.delivery import watchdog
 from dps_webhooks.delivery.sender import EXCERPT_BYTES, Sender
 from dps_webhooks.delivery.signing import delivery_headers
 from dps_webhooks.signing_secrets import new_signing_secret
-
-from receiver import HUGE_BYTES, Receiver
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 TIMEOUT = 2.0

@@ -1,0 +1,248 @@
+"""The event consumer on a real RabbitMQ (a fresh virtual host) and its own committed database:
+one delivery per subscribed endpoint, duplicates absorbed, the ack only after the commit, garbage
+dropped without a poison loop, and a broker restart ridden out."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from uuid import UUID, uuid4
+
+import psycopg
+import pytest
+from kombu import Producer, Queue
+from sqlalchemy import func, select
+
+from dps_common.db import Transactions, make_engine
+from dps_common.events import envelope
+from dps_common.http.json import dumps
+from dps_common.ids import new_id
+from dps_common.messaging import EventPublisher, connect, events_exchange
+from dps_common.testing.broker import broker_stopped, queue_counts
+from dps_common.testing.services import fresh_database, fresh_vhost
+
+from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.db.migrate import upgrade
+from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.settings import Settings
+
+EXCHANGE = "test.wh.events"
+CONSUMER_APPLICATION = "dps-wh-consumer-test"
+WAIT_SECONDS = 60
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    with fresh_database("dps_wh_consumer") as url:
+        upgrade(url)
+        yield url
+
+
+@contextmanager
+def transactions(database_url: str, application_name: str) -> Iterator[Transactions]:
+    engine = make_engine(database_url, application_name=application_name)
+    yield Transactions.for_engine(engine)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def tx(database_url: str) -> Iterator[Transactions]:
+    """The test's own transactions (endpoints, checks)."""
+    with transactions(database_url, "dps-wh-consumer-test-checks") as tx:
+        yield tx
+
+
+@pytest.fixture(scope="module")
+def amqp_url() -> Iterator[str]:
+    with fresh_vhost("dps_wh_consumer") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def settings(database_url: str, amqp_url: str) -> Settings:
+    return Settings(
+        database_url=database_url,
+        cursor_secret=b"consumer-test-cursor-0123456789abcdef",
+        secret_key=bytes(32),
+        api_url="https://127.0.0.1:9",  # never called: the consumer checks no keys
+        internal_api_token="consumer-test-internal-token-0123456789",
+        amqp_url=amqp_url,
+        events_exchange=EXCHANGE,
+        events_queue="test.wh.consumer",
+    )
+
+
+@pytest.fixture(scope="module")
+def events_queue(settings: Settings) -> Queue:
+    """The consumer's own queue, declared the same way, so events published first are kept."""
+    queue = Queue(settings.events_queue, exchange=events_exchange(EXCHANGE), routing_key="#", durable=True)
+    with connect(settings.amqp_url) as connection:
+        queue(connection.default_channel).declare()
+    return queue
+
+
+@pytest.fixture
+def consumer(settings: Settings, database_url: str, events_queue: Queue) -> Iterator[None]:
+    stop = threading.Event()
+    with transactions(database_url, CONSUMER_APPLICATION) as consumer_tx:
+        thread = threading.Thread(target=EventConsumer(settings, consumer_tx).run, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+    assert not thread.is_alive(), "the consumer did not stop when asked"
+
+
+@pytest.fixture
+def publish(settings: Settings) -> Iterator[Callable[[dict], None]]:
+    publisher = EventPublisher(settings.amqp_url, EXCHANGE)
+    yield publisher.publish
+    publisher.close()
+
+
+def add_endpoint(tx: Transactions, organization_id: UUID, status: str = "ACTIVE", event_types=()) -> UUID:
+    endpoint_id = new_id()
+    with tx() as session:
+        session.add(
+            WebhookEndpoint(
+                id=endpoint_id,
+                organization_id=organization_id,
+                url="https://127.0.0.1:9/hook",
+                event_types=list(event_types),
+                status=status,
+                secret_sealed=b"not-a-real-sealed-secret",
+            )
+        )
+    return endpoint_id
+
+
+def deliveries_of(tx: Transactions, event_id: str) -> dict[UUID, tuple[str, bool]]:
+    """endpoint id -> (status, scheduled) for the event's deliveries."""
+    with tx() as session:
+        rows = session.execute(
+            select(WebhookDelivery.endpoint_id, WebhookDelivery.status, WebhookDelivery.next_attempt_at).where(
+                WebhookDelivery.event_id == UUID(event_id)
+            )
+        ).all()
+    assert len({row.endpoint_id for row in rows}) == len(rows), "two deliveries of one event to one endpoint"
+    return {row.endpoint_id: (row.status, row.next_attempt_at is not None) for row in rows}
+
+
+def stored_events(tx: Transactions, ids: list[str]) -> int:
+    with tx() as session:
+        return session.scalar(select(func.count()).where(WebhookEvent.id.in_([UUID(i) for i in ids])))
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.1)
+
+
+def wait_until_settled(amqp_url: str, queue: str) -> None:
+    """Nothing ready and nothing unacknowledged: every message was acked or dropped."""
+    wait_for(lambda: queue_counts(amqp_url, queue) == (0, 0), f"queue {queue} is empty")
+
+
+def test_one_delivery_per_subscribed_endpoint(tx, consumer, publish, settings) -> None:
+    organization_id, other_organization_id = uuid4(), uuid4()
+    active = add_endpoint(tx, organization_id)
+    filtered_in = add_endpoint(tx, organization_id, event_types=["deal.closed", "quote.approved"])
+    add_endpoint(tx, organization_id, event_types=["deal.closed"])  # another type only
+    paused = add_endpoint(tx, organization_id, status="PAUSED")
+    add_endpoint(tx, organization_id, status="DISABLED")
+    add_endpoint(tx, other_organization_id)  # another organization's
+    event = envelope("quote.approved", organization_id, {"quoteId": str(uuid4())})
+    publish(event)
+    wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the event is stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert deliveries_of(tx, event["id"]) == {
+        active: ("PENDING", True),  # due now
+        filtered_in: ("PENDING", True),
+        paused: ("PENDING", False),  # held until resumed
+    }
+    with tx() as session:
+        body = session.scalar(select(WebhookEvent.body).where(WebhookEvent.id == UUID(event["id"])))
+    assert body == dumps(event).decode()  # the envelope exactly as published, to be sent and signed
+
+
+def test_redelivered_events_are_stored_and_delivered_once(tx, consumer, publish, settings) -> None:
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    event = envelope("quote.created", organization_id, {"n": 1})
+    for _ in range(3):
+        publish(event)
+    later = envelope("quote.created", organization_id, {"n": 2})
+    publish(later)
+    wait_for(lambda: stored_events(tx, [later["id"]]) == 1, "the later event is stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert stored_events(tx, [event["id"]]) == 1
+    assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
+
+
+def test_messages_that_are_not_envelopes_are_dropped_not_requeued(tx, consumer, publish, settings) -> None:
+    garbage = [b"not json", b"[]", b'{"id": 5}', b'{"id": "x", "organizationId": "y"}', b"\xff\xfe"]
+    with connect(settings.amqp_url) as connection:
+        producer = Producer(connection.default_channel, exchange=events_exchange(EXCHANGE))
+        for body in garbage:
+            producer.publish(body, routing_key="quote.approved", content_type="application/json", delivery_mode=2)
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    event = envelope("quote.approved", organization_id, {})
+    publish(event)  # behind the garbage: it is only reached when the garbage is out of the way
+    wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the event behind the garbage is stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
+
+
+def test_the_ack_waits_for_the_commit_and_a_killed_transaction_requeues(tx, consumer, publish, settings, database_url) -> None:
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    event = envelope("quote.approved", organization_id, {})
+    with psycopg.connect(database_url) as blocker, psycopg.connect(database_url, autocommit=True) as admin:
+        # an uncommitted row with the event's id: the consumer's insert waits on it
+        blocker.execute(
+            "INSERT INTO webhook_events (id, organization_id, event_type, occurred_at, body_bytes) "
+            "VALUES (%s, %s, 'quote.approved', now(), 0)",
+            (event["id"], str(organization_id)),
+        )
+        publish(event)
+        blocked = (
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = %s AND wait_event_type = 'Lock'"
+        )
+        wait_for(lambda: admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone() is not None, "the consumer waits")
+        assert queue_counts(settings.amqp_url, settings.events_queue) == (0, 1)  # delivered, not acked
+        [pid] = admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone()
+        assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] is True
+        blocker.rollback()
+    wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the requeued event is stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
+
+
+def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings) -> None:
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    before = [envelope("quote.approved", organization_id, {"n": n}) for n in range(5)]
+    after = [envelope("quote.approved", organization_id, {"n": n}) for n in range(5, 10)]
+    publisher = EventPublisher(settings.amqp_url, EXCHANGE)
+    try:
+        for event in before:
+            publisher.publish(event)
+        wait_for(lambda: stored_events(tx, [e["id"] for e in before]) == 5, "the first events are stored")
+        with broker_stopped():
+            pass
+        publisher.close()  # its connection died with the broker
+        for event in after:
+            publisher.publish(event)
+    finally:
+        publisher.close()
+    wait_for(lambda: stored_events(tx, [e["id"] for e in after]) == 5, "the events after the restart are stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert all(deliveries_of(tx, e["id"]) == {endpoint: ("PENDING", True)} for e in before + after)

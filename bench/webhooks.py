@@ -31,16 +31,19 @@ from seed import DEFAULT_SERVER_URL
 from webhooks_load import Arrivals, Measured, Producer, plain_loop
 from webhooks_load import measured as measure_result
 from webhooks_report import machine, versions
-from webhooks_stack import Stack, build, count_due_backlog, insert_retry_backlog
+from webhooks_stack import Stack, build, count_waiting_for_retry, cpu_delta, insert_deliveries
+
+RUNS = ("plain loop (1w phase)", "1 worker", "plain loop (2w phase)", "2 worker", "1 worker engine", "2 worker engine")
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--events", type=int, default=3000, help="events per throughput burst")
-    p.add_argument("--loop-requests", type=int, default=3000, help="POSTs per plain-loop round")
+    p.add_argument("--events", type=int, default=2000, help="events per throughput burst")
+    p.add_argument("--loop-requests", type=int, default=2000, help="POSTs per plain-loop round")
     p.add_argument("--rounds", type=int, default=3, help="throughput rounds per worker count")
     p.add_argument("--warmup", type=int, default=500, help="events delivered before measuring (each set-up)")
-    p.add_argument("--paced-rate", type=float, default=100.0, help="events/s of the backlog comparison")
+    p.add_argument("--paced-rate", type=float, default=0.0,
+                   help="events/s of the backlog comparison; 0: 100, or half the measured 1-worker rate if that is lower")
     p.add_argument("--paced-seconds", type=float, default=15.0)
     p.add_argument("--backlog", type=int, default=10_000, help="deliveries waiting for a retry")
     p.add_argument("--concurrency", type=int, default=None, help="WEBHOOK_DELIVERY_CONCURRENCY (default: the service's)")
@@ -78,25 +81,35 @@ class Bench:
         before = self.stack.cpu()
         sent = plain_loop(self.hook_url, self.stack.tls["ca"], self.body, self.args.loop_requests)
         self.deliver(sent, "plain loop")
-        return measure_result(sent, self.arrivals, before, self.stack.cpu())
+        return measure_result(sent, self.arrivals, cpu_delta(before, self.stack.cpu()))
 
     def burst_round(self) -> Measured:
         before = self.stack.cpu()
         commits = self.producer.burst(self.args.events)
         self.deliver(commits, "burst")
-        return measure_result(commits, self.arrivals, before, self.stack.cpu())
+        return measure_result(commits, self.arrivals, cpu_delta(before, self.stack.cpu()))
+
+    def engine_round(self) -> Measured:
+        """The delivery engine alone: due deliveries committed at once, drained by the workers."""
+        before = self.stack.cpu()
+        ids, committed = insert_deliveries(self.stack.dispatcher_url, self.stack.organization_id,
+                                           self.stack.endpoint_id, self.args.events, self.body.decode(),
+                                           waiting_for_retry=False)
+        commits = dict.fromkeys(ids, committed)
+        self.deliver(commits, "delivery engine")
+        return measure_result(commits, self.arrivals, cpu_delta(before, self.stack.cpu()))
 
     def paced(self) -> Measured:
         before = self.stack.cpu()
         commits = self.producer.paced(self.args.paced_rate, self.args.paced_seconds)
         self.deliver(commits, "paced")
-        return measure_result(commits, self.arrivals, before, self.stack.cpu())
+        return measure_result(commits, self.arrivals, cpu_delta(before, self.stack.cpu()))
 
 
 def show(label: str, m: Measured) -> None:
-    cpu = ", ".join(f"{k.split()[0]} {v:.0f}" for k, v in m.cpu_us.items())
+    cpu = ", ".join(f"{k} {v:.0f}" for k, v in m.cpu_us.items())
     print(f"  {label:28} {m.rate:8,.0f} /s  p50 {m.p50_ms:8.1f} ms  p99 {m.p99_ms:8.1f} ms  "
-          f"(offered {m.offered_rate:,.0f}/s; CPU µs/event: {cpu})", flush=True)
+          f"(offered {_rate(m.offered_rate)}; CPU µs/event: {cpu})", flush=True)
 
 
 def throughput(bench: Bench, workers: int, runs: dict[str, list[Measured]]) -> None:
@@ -107,6 +120,13 @@ def throughput(bench: Bench, workers: int, runs: dict[str, list[Measured]]) -> N
         runs[f"{workers} worker"].append(e2e)
         show(f"round {round_no} plain loop", loop)
         show(f"round {round_no} {workers} worker(s)", e2e)
+    engine = bench.engine_round()
+    runs[f"{workers} worker engine"].append(engine)
+    show(f"{workers} worker(s), engine only", engine)
+
+
+def _rate(value: float) -> str:
+    return "at once" if value != value else f"{value:,.0f}/s"  # nan: committed in one transaction
 
 
 def median_run(rs: list[Measured]) -> Measured:
@@ -116,14 +136,14 @@ def median_run(rs: list[Measured]) -> Measured:
 def results_table(rows: list[tuple[str, str, Measured]]) -> list[str]:
     components = list(rows[0][2].cpu_us)
     lines = [
-        "| run | what | events/s | p50 ms | p99 ms | max ms | delivered | offered/s | "
+        "| run | what | events/s | p50 ms | p99 ms | max ms | delivered | offered | "
         + " | ".join(f"CPU µs/event {c}" for c in components) + " |",
         "|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(components),
     ]
     for name, what, m in rows:
         lines.append(
             f"| {name} | {what} | {m.rate:,.0f} | {m.p50_ms:.1f} | {m.p99_ms:.1f} | {m.max_ms:.1f} | "
-            f"{m.delivered:,}/{m.sent:,} | {m.offered_rate:,.0f} | " + " | ".join(f"{m.cpu_us[c]:,.0f}" for c in components) + " |"
+            f"{m.delivered:,}/{m.sent:,} | {_rate(m.offered_rate)} | " + " | ".join(f"{m.cpu_us[c]:,.0f}" for c in components) + " |"
         )
     return lines
 
@@ -147,7 +167,7 @@ def main() -> int:
     command = shlex.join([os.path.relpath(sys.executable), "bench/webhooks.py", *sys.argv[1:]])
     server_url = os.environ.get("DATABASE_URL", DEFAULT_SERVER_URL)
     started, load_before = time.monotonic(), load_average()
-    runs: dict[str, list[Measured]] = {k: [] for k in ("plain loop (1w phase)", "1 worker", "plain loop (2w phase)", "2 worker")}
+    runs: dict[str, list[Measured]] = {k: [] for k in RUNS}
     with ExitStack() as stack:
         print("setting up: databases, vhost, CA, receiver ...", flush=True)
         system = build(stack, server_url, args.receiver_workers, args.receiver_threads, args.concurrency)
@@ -161,29 +181,33 @@ def main() -> int:
         system.start_workers(stack, 1)
         throughput(bench, 2, runs)
 
+        if not args.paced_rate:  # below saturation, so that the comparison is of latency, not of capacity
+            args.paced_rate = round(min(100.0, 0.5 * median_run(runs["1 worker"]).rate))
         print(f"backlog comparison, one worker, {args.paced_rate:g} events/s for {args.paced_seconds:g} s ...", flush=True)
         system.stop_workers()
         system.start_workers(stack, 1)
         bench.warm_up("1 worker, restarted")
         paced_before = bench.paced()
         show("paced, no backlog", paced_before)
-        insert_retry_backlog(system.dispatcher_url, system.organization_id, system.endpoint_id, args.backlog,
-                             bench.body.decode())
+        insert_deliveries(system.dispatcher_url, system.organization_id, system.endpoint_id, args.backlog,
+                          bench.body.decode(), waiting_for_retry=True)
         print(f"  inserted {args.backlog:,} deliveries waiting for a retry", flush=True)
         paced_after = bench.paced()
         show(f"paced, {args.backlog:,} waiting", paced_after)
-        still_waiting = count_due_backlog(system.dispatcher_url)
+        still_waiting = count_waiting_for_retry(system.dispatcher_url)
         duplicates = bench.arrivals.duplicates
         worker_env = {k: v for k, v in system.worker_env.items() if k.startswith("WEBHOOK_") and "SECRET" not in k}
         info = machine(server_url)
     signal.alarm(0)
 
-    loop1, one, loop2, two = (median_run(runs[k]) for k in runs)
+    loop1, one, loop2, two, engine1, engine2 = (median_run(runs[k]) for k in RUNS)
     rows = [
         ("plain loop", "requests.Session, keep-alive, sequential POSTs (1-worker phase)", loop1),
         ("1 worker", f"burst of {args.events:,} commits -> receiver", one),
         ("plain loop", "same, during the 2-worker phase", loop2),
         ("2 workers", f"burst of {args.events:,} commits -> receiver", two),
+        ("1 worker, engine only", f"{args.events:,} due deliveries committed at once -> receiver", engine1),
+        ("2 workers, engine only", "same", engine2),
         ("1 worker, paced", f"{args.paced_rate:g}/s for {args.paced_seconds:g} s, no retry backlog", paced_before),
         ("1 worker, paced", f"same, {args.backlog:,} deliveries waiting for a retry", paced_after),
     ]

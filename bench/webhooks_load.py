@@ -161,8 +161,8 @@ def percentile(values: list[float], q: float) -> float:
     return values[int(rank) - 1]
 
 
-def measured(starts: dict[str, float], arrivals: Arrivals, cpu_before: dict[str, float],
-             cpu_after: dict[str, float]) -> Measured:
+def measured(starts: dict[str, float], arrivals: Arrivals, cpu: dict[str, float]) -> Measured:
+    """``cpu``: CPU seconds per component spent during the measurement."""
     arrived = {i: arrivals.first[i] for i in starts if i in arrivals.first}
     latencies = sorted((arrived[i] - starts[i]) * 1000 for i in arrived)
     first, last_start = min(starts.values()), max(starts.values())
@@ -175,6 +175,7 @@ def measured(starts: dict[str, float], arrivals: Arrivals, cpu_before: dict[str,
         p50_ms=percentile(latencies, 50),
         p99_ms=percentile(latencies, 99),
         max_ms=latencies[-1] if latencies else float("nan"),
-        offered_rate=len(starts) / max(last_start - first, 1e-9),
-        cpu_us={k: (cpu_after[k] - cpu_before[k]) * 1e6 / n for k in cpu_after},
+        offered_rate=len(starts) / (last_start - first) if last_start > first else float("nan"),  # nan: all at once
+        cpu_us={k: v * 1e6 / n for k, v in cpu.items()},
     )
+

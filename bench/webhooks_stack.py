@@ -33,6 +33,7 @@ from dps_common.testing.services import fresh_vhost
 from dps_api.db.migrate import upgrade as upgrade_api
 from dps_api.services.identity import IdentityService
 from dps_webhooks.db.migrate import upgrade as upgrade_dispatcher
+from dps_webhooks.services.intake import DELIVERIES_CHANNEL
 from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -87,16 +88,26 @@ class Process:
         self._log.close()
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU used so far by these processes (all their threads)."""
-    total = 0.0
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds used so far by each of these processes (all their threads)."""
+    seconds = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    return total
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return seconds
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(cpu_by_pid(pids).values())
+
+
+def cpu_delta(before: dict[str, dict[int, float]], after: dict[str, dict[int, float]]) -> dict[str, float]:
+    """CPU seconds per component between two ``Stack.cpu()`` snapshots. Per process, so that a
+    PostgreSQL backend that exits meanwhile does not subtract (its own share is lost instead)."""
+    return {k: sum(v - before[k].get(pid, 0.0) for pid, v in after[k].items()) for k in after}
 
 
 def pids_named(*names: str) -> list[int]:
@@ -154,15 +165,15 @@ class Stack:
             if process is not None:
                 process.check_alive()
 
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds so far per component (PostgreSQL and RabbitMQ: the whole server)."""
+    def cpu(self) -> dict[str, dict[int, float]]:
+        """CPU seconds so far per component and process (PostgreSQL and RabbitMQ: the whole server)."""
         return {
-            "relay": cpu_seconds(self.relay.pids()) if self.relay else 0.0,
-            "workers": sum(cpu_seconds(w.pids()) for w in self.workers),
-            "receiver": cpu_seconds(self.receiver.pids()),
-            "bench (producer, loop)": cpu_seconds([os.getpid()]),
-            "postgres": cpu_seconds(pids_named("postgres")),
-            "rabbitmq": cpu_seconds(pids_named("beam.smp", "erl_child_setup", "epmd")),
+            "relay": cpu_by_pid(self.relay.pids()) if self.relay else {},
+            "workers": cpu_by_pid([pid for w in self.workers for pid in w.pids()]),
+            "receiver": cpu_by_pid(self.receiver.pids()),
+            "bench": cpu_by_pid([os.getpid()]),
+            "postgres": cpu_by_pid(pids_named("postgres")),
+            "rabbitmq": cpu_by_pid(pids_named("beam.smp")),
         }
 
 
@@ -258,33 +269,50 @@ def _receiver(stack: ExitStack, work_dir: Path, tls: dict[str, str], workers: in
             time.sleep(0.2)
 
 
-def insert_retry_backlog(dispatcher_url: str, organization_id: UUID, endpoint_id: UUID, count: int, body: str) -> None:
-    """``count`` deliveries waiting for a retry an hour from now (FAILED after one attempt), each of
-    its own stored event, for the bench's real endpoint: the retry queue a receiver outage leaves."""
+def insert_deliveries(dispatcher_url: str, organization_id: UUID, endpoint_id: UUID, count: int, body: str, *,
+                      waiting_for_retry: bool) -> tuple[list[str], float]:
+    """``count`` stored events, each with one delivery to the bench's real endpoint, in one
+    transaction; the event ids and the commit time.
+
+    ``waiting_for_retry``: FAILED after one attempt, next attempt an hour (plus up to 5 minutes)
+    ahead, the retry queue a receiver outage leaves behind. Otherwise PENDING and due now, with the
+    intake's NOTIFY: the delivery engine's work without the relay and the broker in front of it."""
     with psycopg.connect(dispatcher_url) as conn:
-        conn.execute(
+        rows = conn.execute(
             """
             WITH events AS (
                 INSERT INTO webhook_events (id, organization_id, event_type, occurred_at, body, body_bytes)
-                SELECT gen_random_uuid(), %(org)s, 'quote.updated', now() - interval '1 minute', %(body)s, %(size)s
+                SELECT gen_random_uuid(), %(org)s, 'quote.updated', now(), %(body)s, %(size)s
                 FROM generate_series(1, %(count)s)
                 RETURNING id
             )
             INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, status,
-                attempt_count, next_attempt_at, last_response_status, last_error_message, last_duration_ms,
-                last_attempted_at, created_at)
-            SELECT gen_random_uuid(), %(org)s, %(endpoint)s, id, 'quote.updated', 'FAILED', 1,
-                now() + interval '1 hour' + random() * interval '5 minutes', 503, NULL, 12,
-                now() - interval '1 minute', now() - interval '1 minute'
+                attempt_count, next_attempt_at, last_response_status, last_duration_ms, last_attempted_at)
+            SELECT gen_random_uuid(), %(org)s, %(endpoint)s, id, 'quote.updated',
+                CASE WHEN %(retry)s THEN 'FAILED' ELSE 'PENDING' END,
+                CASE WHEN %(retry)s THEN 1 ELSE 0 END,
+                CASE WHEN %(retry)s THEN now() + interval '1 hour' + random() * interval '5 minutes' ELSE now() END,
+                CASE WHEN %(retry)s THEN 503 END,
+                CASE WHEN %(retry)s THEN 12 END,
+                CASE WHEN %(retry)s THEN now() END
             FROM events
+            RETURNING event_id
             """,
-            {"org": organization_id, "endpoint": endpoint_id, "body": body, "size": len(body.encode()), "count": count},
-        )
-        conn.execute("ANALYZE webhook_deliveries")
-        conn.execute("ANALYZE webhook_events")
+            {"org": organization_id, "endpoint": endpoint_id, "body": body, "size": len(body.encode()),
+             "count": count, "retry": waiting_for_retry},
+        ).fetchall()
+        if not waiting_for_retry:
+            conn.execute("SELECT pg_notify(%s, '')", (DELIVERIES_CHANNEL,))  # as the intake does
+        conn.commit()
+        committed = time.time()
+        if waiting_for_retry:  # fresh statistics, as autovacuum would have by the time it matters
+            conn.autocommit = True
+            conn.execute("ANALYZE webhook_deliveries")
+            conn.execute("ANALYZE webhook_events")
+    return [str(row[0]) for row in rows], committed
 
 
-def count_due_backlog(dispatcher_url: str) -> int:
+def count_waiting_for_retry(dispatcher_url: str) -> int:
     with psycopg.connect(dispatcher_url) as conn:
         return conn.execute(
             "SELECT count(*) FROM webhook_deliveries WHERE status = 'FAILED' AND next_attempt_at > now()"

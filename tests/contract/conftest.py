@@ -1,24 +1,40 @@
 """The contract suite's stack: a fresh migrated PostgreSQL database, the api served over HTTPS by
 real gunicorn worker processes, and organizations, users and keys made through the admin command
-line, as an operator would. Tests then speak HTTP only."""
+line, as an operator would. Tests then speak HTTP only.
+
+The webhook tests add, lazily (only they ask for ``webhooks``): a RabbitMQ virtual host, the api's
+outbox relay, the webhook dispatcher under gunicorn on its own database, its delivery worker, and
+a real HTTPS receiver on loopback. Retry gaps are compressed to fractions of a second; every count
+(8 attempts, 20 failures before auto-disable, page sizes) is the spec's."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
-from dps_common.testing.processes import gunicorn, write_tls_files
+from dps_common.crypto import new_key
+from dps_common.testing.processes import gunicorn, stop, write_tls_files
 from dps_common.testing.provisioning import Admin, Member, Org
-from dps_common.testing.services import fresh_database
+from dps_common.testing.services import fresh_database, fresh_vhost
+from dps_common.testing.webhook_receiver import Receiver
 
 from dps_api.db.migrate import upgrade
+from dps_webhooks.db.migrate import upgrade as upgrade_webhooks
 
 from contract_client import Api
+from contract_webhooks import RETRY_GAPS, Webhooks
 
 PEPPER = "contract-pepper-0123456789abcdef0123456789abcdef"
 CURSOR_SECRET = "contract-cursor-secret-0123456789abcdef012345"
+INTERNAL_API_TOKEN = "contract-internal-token-0123456789abcdef0123"
+EVENTS_EXCHANGE = "dps.events"
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +45,14 @@ def database_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def server_env(database_url: str) -> dict[str, str]:
+def amqp_url() -> Iterator[str]:
+    """A fresh virtual host: the suite's events never meet another run's."""
+    with fresh_vhost("dps_contract") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def server_env(database_url: str, amqp_url: str) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -37,6 +60,9 @@ def server_env(database_url: str) -> dict[str, str]:
         "CURSOR_SECRET": CURSOR_SECRET,
         "KEY_CACHE_TTL_SECONDS": "1",  # cross-process rotation and revocation observable quickly
         "LOG_LEVEL": "WARNING",
+        "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,  # the dispatcher checks keys through the api
+        "AMQP_URL": amqp_url,
+        "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
     }
 
 
@@ -94,3 +120,106 @@ def fresh_member(org: Org, request: pytest.FixtureRequest) -> Callable[[str], Me
         return org.member(role, f"{slug}-{next(counter)}-{role.replace(' ', '')}@acme.example")
 
     return make
+
+
+# --- the webhook stack (started only when a webhook test asks for it) ---------------------------
+
+
+@contextmanager
+def _process(command: list[str], env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen]:
+    """A long-running command with its output in ``log_path``; SIGTERM (then SIGKILL) at the end."""
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield process
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="session")
+def webhooks_database_url() -> Iterator[str]:
+    with fresh_database("dps_contract_wh") as url:
+        upgrade_webhooks(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+def webhooks_env(
+    webhooks_database_url: str, server: str, amqp_url: str, tls_files: dict[str, str]
+) -> dict[str, str]:
+    """The dispatcher's environment (HTTP side and worker): the receiver on loopback is allowed and
+    trusted, and the eight attempts' gaps are compressed to fractions of a second."""
+    return {
+        **os.environ,
+        "DATABASE_URL": webhooks_database_url,
+        "CURSOR_SECRET": CURSOR_SECRET,
+        "WEBHOOK_SECRET_KEY": new_key(),
+        "API_URL": server,
+        "API_CA_FILE": tls_files["ca"],
+        "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,
+        "AMQP_URL": amqp_url,
+        "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
+        "KEY_CACHE_TTL_SECONDS": "1",
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # off by default; the test receiver is on loopback
+        "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
+        "WEBHOOK_RETRY_GAPS_SECONDS": ",".join(str(gap) for gap in RETRY_GAPS),
+        "WEBHOOK_POLL_INTERVAL_SECONDS": "0.2",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.fixture(scope="session")
+def webhooks_server(
+    webhooks_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The dispatcher's HTTP side under gunicorn over TLS; yields its origin."""
+    log_path = tmp_path_factory.mktemp("gunicorn-webhooks") / "webhooks.log"
+    with gunicorn("dps_webhooks.wsgi:create()", webhooks_env, tls_files, log_path) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="session")
+def outbox_relay(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    """The api's outbox relay: publishes every committed api change to the events exchange."""
+    log_path = tmp_path_factory.mktemp("relay") / "relay.log"
+    with _process([str(BIN / "dealpricing-outbox-relay")], server_env, log_path) as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def webhook_worker(webhooks_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    """The dispatcher's worker: consumes the events and delivers them."""
+    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
+    with _process([str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env, log_path) as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def webhook_receiver(tls_files: dict[str, str]) -> Iterator[Receiver]:
+    """A real HTTPS receiver on 127.0.0.1 with the suite's certificate; records every request (the
+    tests verify signatures themselves, with each endpoint's secret)."""
+    with Receiver(tls_files) as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="session")
+def webhook_api(
+    webhooks_server: str, webhook_receiver: Receiver, api: Api, tls_files: dict[str, str]
+) -> Webhooks:
+    """The dispatcher's HTTP API and the receiver, for the tests of records alone (nothing is
+    delivered unless a test also asks for ``webhooks``)."""
+    return Webhooks(Api(webhooks_server, tls_files["ca"]), api, webhook_receiver)
+
+
+@pytest.fixture(scope="session")
+def webhooks(
+    webhook_api: Webhooks,
+    outbox_relay: subprocess.Popen,
+    webhook_worker: subprocess.Popen,
+    make_org: Callable[[str], Org],
+) -> Webhooks:
+    """The whole event path, proven working end to end once (an api change reaches the receiver)
+    before any webhook test runs."""
+    webhook_api.watch(outbox_relay, webhook_worker)
+    webhook_api.wait_until_flowing(make_org("Webhook Canary"))
+    return webhook_api

@@ -95,7 +95,6 @@ from dps_common.events import envelope
 from dps_common.messaging import EventPublisher
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 publisher.publish(envelope("quote.approved", uuid.UUID(sys.argv[3]), {"from": "child"}))
-publisher.publish(envelope("deal.closed", uuid.UUID(sys.argv[3]), {"from": "child"}))
 publisher.close()
 """
 
@@ -114,6 +113,20 @@ def test_filesystem_transport_routes_a_topic_exchange_between_processes(tmp_path
     event = json.loads(message.body)
     assert (event["type"], event["organizationId"], event["data"]) == ("quote.approved", str(organization_id), {"from": "child"})
     assert (tmp_path / "broker" / "control" / f"{EXCHANGE}.exchange").exists()
+
+
+def test_filesystem_transport_refuses_an_event_no_queue_is_bound_for(tmp_path) -> None:
+    url = f"filesystem://{tmp_path / 'broker'}"
+    with connect(url) as connection:
+        quotes = bound_queue(connection, "quote.*", exchange="test.fs.unrouted")
+        publisher = EventPublisher(url, "test.fs.unrouted")
+        try:
+            with pytest.raises(PublishFailed, match="no queue"):
+                publisher.publish(envelope("deal.closed", uuid4(), {}))
+            publisher.publish(envelope("quote.created", uuid4(), {}))
+        finally:
+            publisher.close()
+        assert [json.loads(m.body)["type"] for m in received(connection, quotes)] == ["quote.created"]
 
 
 def test_backoff_doubles_up_to_its_maximum_and_stops_early_when_asked() -> None:

@@ -60,12 +60,15 @@ class EventConsumer:
             except broker_errors(connection) as exc:
                 log.warning("broker unavailable", extra={"broker": redacted(self._settings.amqp_url), "error": repr(exc)})
                 self._backoff.wait(stop)
+            except Exception:  # never let the worker lose its consumer thread to a surprise
+                log.exception("consumer failed; restarting")
+                self._backoff.wait(stop)
             finally:
                 _release(connection)
 
     def _consume(self, connection: Connection, stop: threading.Event) -> None:
         channel = connection.channel()
-        channel.basic_qos(prefetch_size=0, prefetch_count=PREFETCH, a_global=False)
+        channel.basic_qos(0, PREFETCH, False)  # positional: AMQP and kombu's virtual transports name them apart
         consumer = Consumer(channel, queues=[self._queue], on_message=self._on_message, auto_declare=True)
         consumer.consume()
         log.info("consuming events", extra={"queue": self._queue.name, "exchange": self._queue.exchange.name})

@@ -4,10 +4,13 @@ dropped without a poison loop, and a broker restart ridden out."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from uuid import UUID, uuid4
 
 import psycopg
@@ -246,3 +249,47 @@ def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings) -> None
     wait_for(lambda: stored_events(tx, [e["id"] for e in after]) == 5, "the events after the restart are stored")
     wait_until_settled(settings.amqp_url, settings.events_queue)
     assert all(deliveries_of(tx, e["id"]) == {endpoint: ("PENDING", True)} for e in before + after)
+
+
+PUBLISH_WHEN_BOUND = """
+import sys, time, uuid
+from dps_common.events import envelope
+from dps_common.messaging import EventPublisher, PublishFailed
+publisher = EventPublisher(sys.argv[1], sys.argv[2])
+event = envelope("quote.approved", uuid.UUID(sys.argv[3]), {"via": "filesystem"})
+for _ in range(300):  # until the consumer has bound its queue
+    try:
+        publisher.publish(event)
+        break
+    except PublishFailed:
+        time.sleep(0.1)
+else:
+    sys.exit("never routed")
+print(event["id"])
+"""
+
+
+def test_the_consumer_works_over_the_filesystem_transport_of_make_run(tx, settings, database_url, tmp_path) -> None:
+    url = f"filesystem://{tmp_path / 'broker'}"
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    stop = threading.Event()
+    with transactions(database_url, CONSUMER_APPLICATION) as consumer_tx:
+        consumer = EventConsumer(replace(settings, amqp_url=url), consumer_tx)
+        thread = threading.Thread(target=consumer.run, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            published = subprocess.run(
+                [sys.executable, "-c", PUBLISH_WHEN_BOUND, url, EXCHANGE, str(organization_id)],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            event_id = published.stdout.strip()
+            wait_for(lambda: stored_events(tx, [event_id]) == 1, "the event is stored")
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert deliveries_of(tx, event_id) == {endpoint: ("PENDING", True)}

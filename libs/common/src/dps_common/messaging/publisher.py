@@ -1,9 +1,10 @@
 """Publishing events so that a returned call means the broker has them.
 
-The channel is in confirm mode (RabbitMQ acks each message once it is routed to its queues and,
-for persistent messages on durable queues, written), messages are persistent and ``mandatory``:
+On AMQP the channel is in confirm mode (RabbitMQ acks each message once it is routed to its queues
+and, for persistent messages on durable queues, written), messages are persistent and ``mandatory``:
 a message no queue is bound for is returned by the broker, and that counts as a failure, so an
-outbox row is never marked sent for an event that went nowhere.
+outbox row is never marked sent for an event that went nowhere. The filesystem transport writes
+synchronously and would drop an unroutable message silently, so its bindings are checked first.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class EventPublisher:
         self._connection: Connection | None = None
         self._producer: Producer | None = None
         self._returned: set[str] = set()
+        self._checks_routes = False  # set for transports that drop unroutable messages silently
 
     def connect(self) -> None:
         """Connect and declare the exchange now (raises ``PublishFailed``); a no-op when connected."""
@@ -50,6 +52,7 @@ class EventPublisher:
             # only AMQP returns unroutable messages; the filesystem transport has no such event
             on_return = self._on_return if hasattr(channel, "events") else None
             producer = Producer(channel, exchange=self.exchange, on_return=on_return)
+            self._checks_routes = on_return is None
             self.exchange.declare(channel=producer.channel)
         except broker_errors(connection) as exc:
             connection.release()
@@ -62,10 +65,13 @@ class EventPublisher:
         self.connect()
         assert self._connection is not None and self._producer is not None
         message_id = str(envelope["id"])
+        routing_key = str(envelope["type"])
+        if self._checks_routes and not self._routed(routing_key):
+            raise PublishFailed(f"no queue is bound for event type {routing_key!r}")
         try:
             self._producer.publish(
                 dumps(envelope),
-                routing_key=str(envelope["type"]),
+                routing_key=routing_key,
                 content_type="application/json",
                 content_encoding="utf-8",
                 delivery_mode=PERSISTENT,
@@ -84,6 +90,12 @@ class EventPublisher:
         if message_id in self._returned:
             self._returned.discard(message_id)
             raise PublishFailed(f"no queue is bound for event type {envelope['type']!r}")
+
+    def _routed(self, routing_key: str) -> bool:
+        """Whether a queue is bound for ``routing_key`` (kombu's in-process transports: their
+        binding table, shared between processes through the filesystem transport's control folder)."""
+        channel, name = self._producer.channel, self.exchange.name
+        return bool(channel.typeof(name).lookup(channel.get_table(name), name, routing_key, None))
 
     def heartbeat(self) -> None:
         """Keep an idle connection alive (call at least every few seconds); drops it when dead."""

@@ -53,6 +53,12 @@ class OutboxRelay:
                     self._wakeup.close()
                     backoff.wait(stop)
                     continue
+                except Exception:  # a surprise: start over on fresh connections rather than exit
+                    log.exception("relay failed; restarting")
+                    self._publisher.close()
+                    self._wakeup.close()
+                    backoff.wait(stop)
+                    continue
                 self._idle(stop)
         finally:
             self._publisher.close()

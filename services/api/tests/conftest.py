@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import falcon.testing
 import pytest
 from sqlalchemy import Engine
-from sqlalchemy.orm import sessionmaker
 
 from dps_common.db import Transactions, make_engine
 from dps_common.testing.services import fresh_database
+from dps_common.testing.transactions import rolled_back
 
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade
@@ -49,11 +49,8 @@ def engine(database_url: str) -> Iterator[Engine]:
 def tx(engine: Engine) -> Iterator[Transactions]:
     """Every use case's transaction becomes a savepoint of this test's outer transaction,
     rolled back at the end, so tests never see each other's rows."""
-    connection = engine.connect()
-    outer = connection.begin()
-    yield Transactions(sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint"))
-    outer.rollback()
-    connection.close()
+    with rolled_back(engine) as transactions:
+        yield transactions
 
 
 @pytest.fixture

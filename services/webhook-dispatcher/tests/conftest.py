@@ -14,13 +14,13 @@ from pathlib import Path
 import falcon.testing
 import pytest
 from sqlalchemy import Engine
-from sqlalchemy.orm import sessionmaker
 
 from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
 from dps_common.testing.processes import gunicorn, write_tls_files
 from dps_common.testing.provisioning import Admin, Org
 from dps_common.testing.services import fresh_database
+from dps_common.testing.transactions import rolled_back
 
 from dps_webhooks.app import create_app
 from dps_webhooks.db.migrate import upgrade
@@ -125,11 +125,8 @@ def tx(engine: Engine) -> Iterator[Transactions]:
     """Every use case's transaction becomes a savepoint of this test's outer transaction, rolled
     back at the end. Tests that run workers in other threads or processes use committed data on
     their own database instead (see the integration tests)."""
-    connection = engine.connect()
-    outer = connection.begin()
-    yield Transactions(sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint"))
-    outer.rollback()
-    connection.close()
+    with rolled_back(engine) as transactions:
+        yield transactions
 
 
 @pytest.fixture

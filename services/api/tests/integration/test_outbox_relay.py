@@ -23,10 +23,11 @@ import pytest
 from kombu import Queue
 from sqlalchemy import func, select
 
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.messaging import PublishFailed, connect, events_exchange
 from dps_common.testing.broker import broker_stopped
 from dps_common.testing.services import fresh_database, fresh_vhost
+from dps_common.testing.transactions import committed
 
 from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
@@ -46,23 +47,16 @@ def database_url() -> Iterator[str]:
         yield url
 
 
-@contextmanager
-def transactions(database_url: str, application_name: str) -> Iterator[Transactions]:
-    engine = make_engine(database_url, application_name=application_name)
-    yield Transactions.for_engine(engine)
-    engine.dispose()
-
-
 @pytest.fixture(scope="module")
 def tx(database_url: str) -> Iterator[Transactions]:
     """The test's own transactions (writing events, checking rows)."""
-    with transactions(database_url, "dps-relay-test-writer") as tx:
+    with committed(database_url, "dps-relay-test-writer") as tx:
         yield tx
 
 
 @pytest.fixture(scope="module")
 def relay_tx(database_url: str) -> Iterator[Transactions]:
-    with transactions(database_url, RELAY_APPLICATION) as tx:
+    with committed(database_url, RELAY_APPLICATION) as tx:
         yield tx
 
 

@@ -9,7 +9,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID, uuid4
 
@@ -18,13 +17,14 @@ import pytest
 from kombu import Producer, Queue
 from sqlalchemy import func, select
 
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.events import envelope
 from dps_common.http.json import dumps
 from dps_common.ids import new_id
 from dps_common.messaging import EventPublisher, connect, events_exchange
 from dps_common.testing.broker import broker_stopped, queue_counts
 from dps_common.testing.services import fresh_database, fresh_vhost
+from dps_common.testing.transactions import committed
 
 from dps_webhooks.consumer import EventConsumer
 from dps_webhooks.db.migrate import upgrade
@@ -43,17 +43,10 @@ def database_url() -> Iterator[str]:
         yield url
 
 
-@contextmanager
-def transactions(database_url: str, application_name: str) -> Iterator[Transactions]:
-    engine = make_engine(database_url, application_name=application_name)
-    yield Transactions.for_engine(engine)
-    engine.dispose()
-
-
 @pytest.fixture(scope="module")
 def tx(database_url: str) -> Iterator[Transactions]:
     """The test's own transactions (endpoints, checks)."""
-    with transactions(database_url, "dps-wh-consumer-test-checks") as tx:
+    with committed(database_url, "dps-wh-consumer-test-checks") as tx:
         yield tx
 
 
@@ -89,7 +82,7 @@ def events_queue(settings: Settings) -> Queue:
 @pytest.fixture
 def consumer(settings: Settings, database_url: str, events_queue: Queue) -> Iterator[None]:
     stop = threading.Event()
-    with transactions(database_url, CONSUMER_APPLICATION) as consumer_tx:
+    with committed(database_url, CONSUMER_APPLICATION) as consumer_tx:
         thread = threading.Thread(target=EventConsumer(settings, consumer_tx).run, args=(stop,), daemon=True)
         thread.start()
         try:
@@ -274,7 +267,7 @@ def test_the_consumer_works_over_the_filesystem_transport_of_make_run(tx, settin
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     stop = threading.Event()
-    with transactions(database_url, CONSUMER_APPLICATION) as consumer_tx:
+    with committed(database_url, CONSUMER_APPLICATION) as consumer_tx:
         consumer = EventConsumer(replace(settings, amqp_url=url), consumer_tx)
         thread = threading.Thread(target=consumer.run, args=(stop,), daemon=True)
         thread.start()

@@ -6,7 +6,7 @@ Sets up fresh api and dispatcher databases (migrated), a fresh RabbitMQ vhost, a
 gunicorn receiver over TLS (its own processes), the outbox relay (``dealpricing-outbox-relay``) and
 ``dealpricing-webhooks worker`` processes, and one ACTIVE endpoint for one organization. Events are
 committed as the api commits them (``record_event``, one transaction each); latency is the receiver's
-arrival time minus the commit time. Throughput: bursts committed as fast as one thread can, in
+arrival time minus the commit time. Throughput: bursts committed by 8 concurrent transactions, in
 rounds interleaved with the plain loop; rate = delivered / (last arrival - first commit). Backlog:
 the same paced rate (default 100 events/s for 15 s) before and after inserting the retry backlog.
 Prints the table and PASS/MISS per target, writes bench/results/<date>-webhooks.md. Bounded by

@@ -1,12 +1,18 @@
 """The event consumer: the api's events, from the broker into events and deliveries.
 
-It binds a durable queue to the events exchange for every type (``#``) and, per message, stores the
-event and its deliveries in one transaction (``accept_event``, which deduplicates on the event id),
-acknowledging only after that transaction committed: a crash in between redelivers the message and
-the event id makes the second pass a no-op. A message that is not an event envelope is rejected
-without requeue (it would fail the same way forever). When the database fails, the message goes
-back to the queue, the connection is dropped (returning the prefetched messages too) and the
-consumer backs off before trying again; a lost broker is reconnected forever with the same backoff.
+It binds a durable queue to the events exchange for every type (``#``). After each message it takes
+whatever else has already arrived (up to the prefetch, without waiting: a lone event is handled at
+once) and stores the batch's events and deliveries in one transaction (``accept_events``, which
+deduplicates on the event id), acknowledging only after that transaction committed: a crash in
+between redelivers the messages and the event ids make the second pass a no-op. One commit (one
+fsync) per batch instead of per event is what lets the consumer keep up with bursts.
+
+A message that is not an event envelope is rejected without requeue (it would fail the same way
+forever) before the batch is stored. When the database refuses a batch (a value it cannot hold),
+the batch is retried one event at a time so only the bad message is rejected. When the database
+fails, the messages go back to the queue, the connection is dropped (returning the other prefetched
+messages too) and the consumer backs off before trying again; a lost broker is reconnected forever
+with the same backoff.
 """
 
 from __future__ import annotations
@@ -22,12 +28,12 @@ from sqlalchemy.exc import DataError, IntegrityError
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
 
-from dps_webhooks.services.intake import IncomingEvent, accept_event
+from dps_webhooks.services.intake import IncomingEvent, accept_events
 from dps_webhooks.settings import Settings
 
 log = logging.getLogger("dps.webhooks.consumer")
 
-PREFETCH = 32  # messages in flight to this consumer; each is one short transaction
+PREFETCH = 64  # messages in flight to this consumer: the largest batch one transaction stores
 DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and the heartbeat while idle
 
 
@@ -69,38 +75,83 @@ class EventConsumer:
     def _consume(self, connection: Connection, stop: threading.Event) -> None:
         channel = connection.channel()
         channel.basic_qos(0, PREFETCH, False)  # positional: AMQP and kombu's virtual transports name them apart
-        consumer = Consumer(channel, queues=[self._queue], on_message=self._on_message, auto_declare=True)
+        received: list[Message] = []
+        consumer = Consumer(channel, queues=[self._queue], on_message=received.append, auto_declare=True)
         consumer.consume()
         log.info("consuming events", extra={"queue": self._queue.name, "exchange": self._queue.exchange.name})
         while not stop.is_set():
-            try:
-                connection.drain_events(timeout=DRAIN_SECONDS)
-            except TimeoutError:
-                pass
+            if _drain(connection, DRAIN_SECONDS):
+                while len(received) < PREFETCH and _drain(connection, 0):  # what has arrived, no waiting
+                    pass
+                batch = received[:]
+                received.clear()
+                self._accept(batch)
             connection.heartbeat_check()
 
-    def _on_message(self, message: Message) -> None:
-        message_id = message.properties.get("message_id")
-        try:
-            event = IncomingEvent.from_envelope(_text(message.body))
-        except (ValueError, TypeError, AttributeError):  # not JSON, not an object, wrong field types
-            log.error("message rejected: not an event envelope", extra={"messageId": message_id})
-            message.reject(requeue=False)
+    def _accept(self, messages: list[Message]) -> None:
+        parsed = [(message, event) for message in messages if (event := _parse(message)) is not None]
+        if not parsed:
             return
+        try:
+            self._store(parsed)
+        except (DataError, IntegrityError):  # some event in the batch can never be stored
+            if len(parsed) == 1:
+                _refused(*parsed[0])
+                return
+            log.warning("batch refused by the database; accepting its events one by one", extra={"events": len(parsed)})
+            for pair in parsed:
+                self._accept_one(pair)
+
+    def _accept_one(self, pair: tuple[Message, IncomingEvent]) -> None:
+        try:
+            self._store([pair])
+        except (DataError, IntegrityError):
+            _refused(*pair)
+
+    def _store(self, parsed: list[tuple[Message, IncomingEvent]]) -> None:
+        """One transaction for the batch, then the acks; requeue all of it when the database fails."""
+        events = [event for _, event in parsed]
         try:
             with self._tx() as session:
-                deliveries = accept_event(session, event)
-        except (DataError, IntegrityError):  # this event can never be stored: retrying would loop
-            log.exception("event rejected: the database refused it", extra={"eventId": str(event.id)})
-            message.reject(requeue=False)
-            return
-        except Exception as exc:  # the database is away (or intake broke): keep the message
-            log.exception("event not accepted; requeued", extra={"eventId": str(event.id)})
-            message.requeue()
+                deliveries = accept_events(session, events)
+        except (DataError, IntegrityError):
+            raise
+        except Exception as exc:  # the database is away (or intake broke): keep the messages
+            log.exception("events not accepted; requeued", extra={"events": len(events)})
+            for message, _ in parsed:
+                message.requeue()
             raise _Unavailable from exc
-        message.ack()
+        for message, _ in parsed:
+            message.ack()  # one by one: kombu's virtual transports ignore ``multiple``
         self._backoff.reset()
-        log.info("event accepted", extra={"eventId": str(event.id), "eventType": event.type, "deliveries": deliveries})
+        log.info(
+            "events accepted",
+            extra={"eventIds": [str(event.id) for event in events], "events": len(events), "deliveries": deliveries},
+        )
+
+
+def _drain(connection: Connection, timeout: float) -> bool:
+    """Handle what the broker sent within ``timeout``; False when nothing came."""
+    try:
+        connection.drain_events(timeout=timeout)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _parse(message: Message) -> IncomingEvent | None:
+    """The message's event, or None after rejecting a message that is not an envelope."""
+    try:
+        return IncomingEvent.from_envelope(_text(message.body))
+    except (ValueError, TypeError, AttributeError):  # not JSON, not an object, wrong field types
+        log.error("message rejected: not an event envelope", extra={"messageId": message.properties.get("message_id")})
+        message.reject(requeue=False)
+        return None
+
+
+def _refused(message: Message, event: IncomingEvent) -> None:
+    log.exception("event rejected: the database refused it", extra={"eventId": str(event.id)})
+    message.reject(requeue=False)  # retrying would loop
 
 
 def _text(body: Any) -> str:

@@ -1,7 +1,8 @@
 """Turning an event into deliveries: one per subscribed endpoint of its organization.
 
-Used by the consumer (events from the api), test deliveries and manual retries. The event row is
-the deduplication point: a redelivered message finds its id taken and creates nothing. ``ACTIVE``
+Used by the consumer (events from the api, a batch per transaction), test deliveries and manual
+retries. The event row is the deduplication point: a redelivered message finds its id taken and
+creates nothing. ``ACTIVE``
 endpoints get a delivery due now; ``PAUSED`` ones a held delivery (sent after resume); ``DISABLED``
 ones nothing, and nothing is backfilled later. A payload over 1 MB is stored as ``EXHAUSTED`` and
 never sent; it does not count against the endpoint (the receiver did nothing wrong).
@@ -14,7 +15,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -26,6 +27,7 @@ from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEven
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
 DELIVERIES_CHANNEL = "webhook_deliveries"  # NOTIFY wakes idle workers when deliveries become due
 OVERSIZED_MESSAGE = "The payload is larger than 1 MB; it is not delivered."
+DELIVERY_ROWS_PER_INSERT = 2000  # 12 parameters a row: well under PostgreSQL's 65,535 per statement
 
 
 @dataclass(frozen=True)
@@ -57,38 +59,99 @@ class IncomingEvent:
 
 
 def accept_event(session: Session, event: IncomingEvent) -> int:
-    """Store the event and its deliveries; 0 when the event was already accepted."""
-    if not store_event(session, event):
+    """Store one event and its deliveries; 0 when the event was already accepted."""
+    return accept_events(session, [event])
+
+
+def accept_events(session: Session, events: list[IncomingEvent]) -> int:
+    """Store a batch of events and their deliveries in a few statements; returns the number of
+    deliveries created. Events already accepted (or repeated within the batch) create nothing."""
+    stored = _store_new_events(session, events)
+    if not stored:
         return 0
-    subscribed = session.execute(
-        select(WebhookEndpoint.id, WebhookEndpoint.status).where(
-            WebhookEndpoint.organization_id == event.organization_id,
+    endpoints = session.execute(
+        select(WebhookEndpoint.id, WebhookEndpoint.organization_id, WebhookEndpoint.status, WebhookEndpoint.event_types)
+        .where(
+            WebhookEndpoint.organization_id.in_({event.organization_id for event in stored}),
             WebhookEndpoint.status != "DISABLED",
-            or_(func.cardinality(WebhookEndpoint.event_types) == 0, WebhookEndpoint.event_types.any_() == event.type),
         )
+        .order_by(WebhookEndpoint.id)
     ).all()
-    for endpoint_id, status in subscribed:
-        add_delivery(session, event, endpoint_id, held=status != "ACTIVE")
-    return len(subscribed)
+    rows = [
+        delivery_row(event, endpoint.id, held=endpoint.status != "ACTIVE")
+        for event in stored
+        for endpoint in endpoints
+        if endpoint.organization_id == event.organization_id and _subscribed(endpoint.event_types, event.type)
+    ]
+    for chunk in range(0, len(rows), DELIVERY_ROWS_PER_INSERT):
+        session.execute(insert(WebhookDelivery).values(rows[chunk : chunk + DELIVERY_ROWS_PER_INSERT]))
+    if any(row["next_attempt_at"] is not None for row in rows):
+        notify_due(session)
+    return len(rows)
+
+
+def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[IncomingEvent]:
+    """Insert the events not seen before (one statement); the ones inserted, in id order. Sorting
+    keeps concurrent consumers from deadlocking on each other's uncommitted ids."""
+    unique: dict[UUID, IncomingEvent] = {}
+    for event in events:
+        unique.setdefault(event.id, event)
+    if not unique:
+        return []
+    ordered = [unique[event_id] for event_id in sorted(unique)]
+    inserted = set(
+        session.scalars(
+            insert(WebhookEvent)
+            .values([_event_row(event) for event in ordered])
+            .on_conflict_do_nothing(index_elements=[WebhookEvent.id])
+            .returning(WebhookEvent.id)
+        )
+    )
+    return [event for event in ordered if event.id in inserted]
+
+
+def _subscribed(event_types: list[str], event_type: str) -> bool:
+    return not event_types or event_type in event_types  # empty means every type
 
 
 def store_event(session: Session, event: IncomingEvent) -> bool:
     """Insert the event once; False when its id is already known."""
+    return bool(_store_new_events(session, [event]))
+
+
+def _event_row(event: IncomingEvent) -> dict[str, Any]:
     size = len(event.body.encode())
-    stored = session.execute(
-        insert(WebhookEvent)
-        .values(
-            id=event.id,
-            organization_id=event.organization_id,
-            event_type=event.type,
-            occurred_at=event.occurred_at,
-            body=None if size > MAX_PAYLOAD_BYTES else event.body,
-            body_bytes=size,
-        )
-        .on_conflict_do_nothing(index_elements=[WebhookEvent.id])
-        .returning(WebhookEvent.id)
-    ).scalar()
-    return stored is not None
+    return {
+        "id": event.id,
+        "organization_id": event.organization_id,
+        "event_type": event.type,
+        "occurred_at": event.occurred_at,
+        "body": None if size > MAX_PAYLOAD_BYTES else event.body,
+        "body_bytes": size,
+    }
+
+
+def delivery_row(
+    event: IncomingEvent, endpoint_id: UUID, *, held: bool, is_test: bool = False, retry_of: UUID | None = None
+) -> dict[str, Any]:
+    """The columns of a new delivery, the one source of its rules: due now, held
+    (``next_attempt_at`` NULL) or, when the payload is over the limit, ``EXHAUSTED`` at once.
+    Every row has the same keys, so a batch is one multi-row insert."""
+    oversized = event.oversized
+    return {
+        "id": new_id(),
+        "organization_id": event.organization_id,
+        "endpoint_id": endpoint_id,
+        "event_id": event.id,
+        "event_type": event.type,
+        "status": "EXHAUSTED" if oversized else "PENDING",
+        "is_test": is_test,
+        "retry_of": retry_of,
+        "attempt_count": 0,
+        "next_attempt_at": None if oversized or held else func.now(),
+        "last_error_message": OVERSIZED_MESSAGE if oversized else None,
+        "completed_at": func.now() if oversized else None,
+    }
 
 
 def add_delivery(
@@ -100,25 +163,9 @@ def add_delivery(
     is_test: bool = False,
     retry_of: UUID | None = None,
 ) -> WebhookDelivery:
-    """A new delivery of a stored event: due now, held (``next_attempt_at`` NULL) or, when the
-    payload is over the limit, ``EXHAUSTED`` at once."""
-    delivery = WebhookDelivery(
-        id=new_id(),
-        organization_id=event.organization_id,
-        endpoint_id=endpoint_id,
-        event_id=event.id,
-        event_type=event.type,
-        status="PENDING",
-        is_test=is_test,
-        retry_of=retry_of,
-        attempt_count=0,
-    )
-    if event.oversized:
-        delivery.status = "EXHAUSTED"
-        delivery.last_error_message = OVERSIZED_MESSAGE
-        delivery.completed_at = func.now()
-    elif not held:
-        delivery.next_attempt_at = func.now()
+    """A new delivery of a stored event (see ``delivery_row``), flushed so callers can render it."""
+    delivery = WebhookDelivery(**delivery_row(event, endpoint_id, held=held, is_test=is_test, retry_of=retry_of))
+    if delivery.next_attempt_at is not None:
         notify_due(session)
     session.add(delivery)
     session.flush()

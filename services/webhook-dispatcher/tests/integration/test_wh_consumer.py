@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID, uuid4
 
@@ -286,3 +287,81 @@ def test_the_consumer_works_over_the_filesystem_transport_of_make_run(tx, settin
             thread.join(timeout=30)
     assert not thread.is_alive()
     assert deliveries_of(tx, event_id) == {endpoint: ("PENDING", True)}
+
+
+def received_at(tx: Transactions, ids: list[str]) -> set:
+    """The distinct transaction times (``now()``) of the events: one value means one transaction."""
+    with tx() as session:
+        return set(session.scalars(select(WebhookEvent.received_at).where(WebhookEvent.id.in_([UUID(i) for i in ids]))))
+
+
+@contextmanager
+def consumer_held_up(tx: Transactions, settings: Settings, database_url: str, publish) -> Iterator[Callable[[int], None]]:
+    """A consumer stuck on its first event (an uncommitted row with the same id blocks its insert)
+    while the test publishes more: when it is let go, those are already waiting in its prefetch.
+    Yields ``wait_delivered(n)``: returns once ``n`` messages are with the consumer, unacked."""
+    first = envelope("quote.approved", uuid4(), {})
+    with psycopg.connect(database_url) as blocker, psycopg.connect(database_url, autocommit=True) as admin:
+        blocker.execute(
+            "INSERT INTO webhook_events (id, organization_id, event_type, occurred_at, body_bytes) "
+            "VALUES (%s, %s, 'quote.approved', now(), 0)",
+            (first["id"], first["organizationId"]),
+        )
+        publish(first)
+        blocked = (
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = %s AND wait_event_type = 'Lock'"
+        )
+        wait_for(lambda: admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone() is not None, "the consumer waits")
+
+        def wait_delivered(count: int) -> None:
+            wait_for(lambda: queue_counts(settings.amqp_url, settings.events_queue) == (0, count + 1), "all delivered")
+
+        yield wait_delivered
+        blocker.rollback()
+    wait_for(lambda: stored_events(tx, [first["id"]]) == 1, "the first event is stored")
+
+
+def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_id(
+    tx, consumer, publish, settings, database_url
+) -> None:
+    acme, globex = uuid4(), uuid4()
+    acme_active, acme_paused = add_endpoint(tx, acme), add_endpoint(tx, acme, status="PAUSED")
+    add_endpoint(tx, acme, status="DISABLED")
+    globex_active = add_endpoint(tx, globex, event_types=["deal.closed"])
+    globex_paused = add_endpoint(tx, globex, status="PAUSED")
+    twice = envelope("quote.approved", acme, {"n": 1})
+    events = [twice, envelope("deal.closed", globex, {}), twice, envelope("quote.approved", globex, {}), twice]
+    with consumer_held_up(tx, settings, database_url, publish) as wait_delivered:
+        for event in events:
+            publish(event)
+        wait_delivered(len(events))
+    ids = [event["id"] for event in events]
+    wait_for(lambda: stored_events(tx, ids) == 3, "the batch is stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)
+    assert len(received_at(tx, ids)) == 1  # one transaction for the batch
+    closed, approved = events[1]["id"], events[3]["id"]
+    assert deliveries_of(tx, twice["id"]) == {acme_active: ("PENDING", True), acme_paused: ("PENDING", False)}
+    assert deliveries_of(tx, closed) == {globex_active: ("PENDING", True), globex_paused: ("PENDING", False)}
+    assert deliveries_of(tx, approved) == {globex_paused: ("PENDING", False)}
+
+
+def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publish, settings, database_url) -> None:
+    organization_id = uuid4()
+    endpoint = add_endpoint(tx, organization_id)
+    good = [envelope("quote.approved", organization_id, {"n": n}) for n in range(4)]
+    too_long_type = envelope("x" * 65, organization_id, {})  # an envelope, but the database refuses its type
+    with consumer_held_up(tx, settings, database_url, publish) as wait_delivered:
+        publish(good[0])
+        with connect(settings.amqp_url) as connection:
+            producer = Producer(connection.default_channel, exchange=events_exchange(EXCHANGE))
+            for body in (b"not an envelope", dumps(too_long_type)):
+                producer.publish(body, routing_key="quote.approved", content_type="application/json", delivery_mode=2)
+        for event in good[1:]:
+            publish(event)
+        wait_delivered(len(good) + 2)
+    ids = [event["id"] for event in good]
+    wait_for(lambda: stored_events(tx, ids) == len(good), "the good events are stored")
+    wait_until_settled(settings.amqp_url, settings.events_queue)  # the bad ones dropped, not requeued
+    assert stored_events(tx, [too_long_type["id"]]) == 0
+    assert all(deliveries_of(tx, event_id) == {endpoint: ("PENDING", True)} for event_id in ids)

@@ -14,7 +14,8 @@ from sqlalchemy import select
 from dps_common.testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
-from dps_webhooks.delivery.claims import LeaseLost, claim_due, record_outcome
+from dps_webhooks.delivery.claims import claim_due
+from dps_webhooks.delivery.recording import Finished, LeaseLost, record_outcome, record_outcomes
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
 
 from webhook_helpers import Store, running_worker, webhook_database
@@ -142,3 +143,32 @@ def test_a_worker_killed_mid_attempt_is_taken_over_after_its_lease(store, receiv
     assert [r.attempt for r in requests] == [1, 1]  # the interrupted attempt, made again
     assert row["attempt_count"] == 1
     assert [(a["attempt"], a["response_status"]) for a in store.attempts(delivery_id)] == [(1, 200)]
+
+
+def test_one_batch_of_outcomes_for_an_endpoint_counts_them_in_order_and_disables_it_once(store, receiver):
+    endpoint_id, _ = store.endpoint(receiver.url("/batch-down"))
+    in_batch = [store.event_for(endpoint_id)[1] for _ in range(41)]
+    _, waiting_id = store.event_for(endpoint_id)
+    store.sql("UPDATE webhook_deliveries SET attempt_count = 7 WHERE endpoint_id = :id", id=endpoint_id)
+    store.sql("UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = :id", id=waiting_id)
+    with store.tx() as session:
+        claimed = {c.delivery_id: c for c in claim_due(session, 1000, 60) if c.endpoint_id == endpoint_id}
+    assert sorted(claimed) == sorted(in_batch) and all(c.attempt == 8 for c in claimed.values())
+    exhausted = (AttemptResult(500, "no", None, 5), Outcome(DeliveryStatus.EXHAUSTED, None, EndpointEffect.COUNT_FAILURE))
+    success = (AttemptResult(200, "ok", None, 5), Outcome(DeliveryStatus.SUCCESS, None, EndpointEffect.RESET_FAILURES))
+    failed = (AttemptResult(503, "later", None, 5), Outcome(DeliveryStatus.FAILED, 0.0, EndpointEffect.NONE))
+    # 19 exhausted, a success (back to 0), 20 exhausted (disabled at the 20th), a failure with a retry due now
+    plan = [exhausted] * 19 + [success] + [exhausted] * 20 + [failed]
+    batch = [Finished(claimed[d], result, outcome) for d, (result, outcome) in zip(in_batch, plan, strict=True)]
+    with store.tx() as session:
+        recorded = record_outcomes(session, batch, disable_after=20)
+    assert recorded == batch
+    endpoint = store.endpoint_row(endpoint_id)
+    assert (endpoint["status"], endpoint["consecutive_failures"]) == ("DISABLED", 20)
+    assert endpoint["disabled_reason"] == "Disabled after 20 consecutive failed deliveries."
+    rows = [store.delivery_row(d) for d in in_batch]
+    assert [row["status"] for row in rows] == ["EXHAUSTED"] * 19 + ["SUCCESS"] + ["EXHAUSTED"] * 20 + ["FAILED"]
+    assert all(row["claim_token"] is None and row["next_attempt_at"] is None for row in rows)  # the retry is held
+    assert rows[-1]["last_error_message"] == "The receiver answered 503; only 2xx counts as delivered."
+    assert store.delivery_row(waiting_id)["next_attempt_at"] is None  # held by the disabling
+    assert all([a["attempt"] for a in store.attempts(d)] == [8] for d in in_batch)

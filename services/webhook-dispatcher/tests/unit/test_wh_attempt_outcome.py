@@ -6,8 +6,10 @@ from dps_webhooks.domain.attempt_outcome import (
     AttemptResult,
     DeliveryStatus,
     EndpointEffect,
+    EndpointState,
     decide,
     disabled_reason,
+    endpoint_after,
 )
 from dps_webhooks.settings import DEFAULT_RETRY_GAPS
 
@@ -73,3 +75,11 @@ def test_the_endpoint_is_disabled_at_the_threshold_with_a_reason():
     assert disabled_reason(20, 20) == "Disabled after 20 consecutive failed deliveries."
     assert disabled_reason(21, 20) == "Disabled after 21 consecutive failed deliveries."
     assert disabled_reason(1, 1) == "Disabled after 1 consecutive failed deliveries."
+
+
+def test_outcomes_for_one_endpoint_apply_in_order_and_disable_it_once():
+    count, reset = EndpointEffect.COUNT_FAILURE, EndpointEffect.RESET_FAILURES
+    after = endpoint_after("ACTIVE", 5, [count] * 14 + [EndpointEffect.NONE, count, count], 20)
+    assert after == EndpointState("DISABLED", 21, "Disabled after 20 consecutive failed deliveries.")
+    assert endpoint_after("ACTIVE", 19, [reset, count], 20) == EndpointState("ACTIVE", 1)
+    assert endpoint_after("PAUSED", 19, [count], 20) == EndpointState("PAUSED", 20)  # only ACTIVE is disabled

@@ -10,17 +10,21 @@ flight, record them, exit. The same process runs the event consumer and the rete
 from __future__ import annotations
 
 import logging
+import queue
 import random
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import psycopg
 
 from dps_common.db import Transactions, make_engine
 
-from dps_webhooks.delivery.claims import Claimed, LeaseLost, claim_due, record_outcome
+from dps_webhooks.delivery.claims import Claimed, claim_due
+from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.sender import Sender
 from dps_webhooks.delivery.signing import delivery_headers
@@ -43,9 +47,10 @@ class DeliveryWorker:
         self._database_url = database_url  # plain postgresql:// for the LISTEN connection
         self._sender = Sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
         self._sealer = SecretSealer(settings.secret_key)
-        self._wake = threading.Event()
-        self._lock = threading.Lock()
-        self._in_flight = 0
+        self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
+        self._notified = threading.Event()  # deliveries became due (NOTIFY)
+        self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
+        self._in_flight = 0  # claimed and not yet recorded; only the loop thread changes it
         self._saturated = False
         self._signalled = False
         # When busy, claim again once a quarter of the threads are free: one claim per few
@@ -61,26 +66,46 @@ class DeliveryWorker:
         self._signalled = True
 
     def run(self) -> None:
-        """Deliver until ``stop()``; returns once the attempts in flight are recorded."""
+        """Deliver until ``stop()``; returns once the attempts in flight are recorded.
+
+        Attempt threads never touch the database: they queue their results, and this loop records
+        every result that is ready in one transaction, together with the next claim when threads
+        are free. Results are recorded as soon as they are in (no batching delay): batches grow by
+        themselves while the loop is busy, which is exactly when one commit per batch pays.
+        """
         capacity = self.settings.delivery_concurrency
         listener = threading.Thread(target=self._listen, name="webhook-listen", daemon=True)
         listener.start()
+        next_poll = 0.0
         with ThreadPoolExecutor(capacity, thread_name_prefix="webhook-attempt") as pool:
             while not self.stopping.is_set():
                 if self._signalled:
                     self.stop()
                     break
                 self._wake.clear()
+                done = self._take_finished()
+                self._in_flight -= len(done)
                 free = capacity - self._in_flight
-                claimed = self._claim(free) if free > 0 else []
-                with self._lock:
-                    self._in_flight += len(claimed)
-                    self._saturated = free > 0 and len(claimed) == free  # more may be due
+                if self._saturated:  # more is known to be due: claim once enough threads are free
+                    claim = free >= self._refill_at
+                else:
+                    claim = free > 0 and (self._notified.is_set() or time.monotonic() >= next_poll)
+                if claim:
+                    self._notified.clear()
+                    next_poll = time.monotonic() + self.settings.poll_interval_seconds
+                claimed = self._record_and_claim(done, free if claim else 0)
+                self._in_flight += len(claimed)
+                if claim:
+                    self._saturated = len(claimed) == free
                 for delivery in claimed:
                     pool.submit(self._deliver, delivery)
                 if self._saturated and capacity - self._in_flight >= self._refill_at:
                     continue
-                self._wait(self.settings.poll_interval_seconds)
+                until_poll = next_poll - time.monotonic()
+                # Saturated with too few threads free: the results coming in wake the loop.
+                self._wait(until_poll if until_poll > 0 else self.settings.poll_interval_seconds)
+        # The pool has finished every attempt in flight: record them before going.
+        self._record_and_claim(self._take_finished(), 0)
         listener.join(timeout=5)
 
     def _wait(self, seconds: float) -> None:
@@ -91,15 +116,50 @@ class DeliveryWorker:
                 return
             waited += step
 
-    def _claim(self, limit: int) -> list[Claimed]:
+    def _take_finished(self) -> list[_Done]:
+        done = []
+        while True:
+            try:
+                done.append(self._finished.get_nowait())
+            except queue.Empty:
+                return done
+
+    def _record_and_claim(self, done: list[_Done], limit: int) -> list[Claimed]:
+        """One transaction: the results that are ready, then a claim of up to ``limit`` deliveries."""
+        batch = [item.finished for item in done if item.finished is not None]
+        if not batch and limit <= 0:
+            return []
         try:
             with self._tx() as session:
-                return claim_due(session, limit, self.settings.lease_seconds)
+                recorded = record_outcomes(
+                    session,
+                    batch,
+                    disable_after=self.settings.disable_after_failures,
+                    wake_within_seconds=self.settings.poll_interval_seconds,
+                )
+                claimed = claim_due(session, limit, self.settings.lease_seconds) if limit > 0 else []
         except Exception:
-            log.exception("claim failed")  # the database is away: poll again later
+            # Unrecorded: the claims stay, and the same attempts are made again when their leases end.
+            log.exception("claim or record failed", extra={"results": len(batch)})
             return []
+        recorded_ids = {finished.claimed.delivery_id for finished in recorded}
+        for finished in batch:
+            if finished.claimed.delivery_id not in recorded_ids:
+                log.warning("lease lost", extra=_ids(finished.claimed))
+                continue
+            log.info(
+                "delivery attempted",
+                extra={
+                    **_ids(finished.claimed),
+                    "status": finished.outcome.status.value,
+                    "responseStatus": finished.result.status,
+                },
+            )
+        return claimed
 
     def _deliver(self, claimed: Claimed) -> None:
+        """On an attempt thread: the attempt and its outcome, handed to the loop to record."""
+        finished = None
         try:
             result = self._attempt(claimed)
             outcome = decide(
@@ -109,31 +169,13 @@ class DeliveryWorker:
                 jitter=self.settings.retry_jitter,
                 random=random.random,
             )
-            try:
-                with self._tx() as session:
-                    record_outcome(
-                        session,
-                        claimed,
-                        result,
-                        outcome,
-                        disable_after=self.settings.disable_after_failures,
-                        wake_within_seconds=self.settings.poll_interval_seconds,
-                    )
-            except LeaseLost:
-                log.warning("lease lost", extra=_ids(claimed))
-                return
-            log.info(
-                "delivery attempted",
-                extra={**_ids(claimed), "status": outcome.status.value, "responseStatus": result.status},
-            )
+            finished = Finished(claimed, result, outcome)
         except Exception:
             # Unrecorded: the claim stays, and the same attempt is made again when its lease ends.
             log.exception("delivery attempt not recorded", extra=_ids(claimed))
         finally:
-            with self._lock:
-                self._in_flight -= 1
-                if self._saturated and self.settings.delivery_concurrency - self._in_flight >= self._refill_at:
-                    self._wake.set()
+            self._finished.put(_Done(finished))
+            self._wake.set()
 
     def _attempt(self, claimed: Claimed) -> AttemptResult:
         secret = self._sealer.open(claimed.endpoint_id, claimed.secret_sealed)
@@ -146,19 +188,28 @@ class DeliveryWorker:
         )
         return self._sender.send(claimed.url, claimed.body.encode(), headers)
 
+    def _due(self) -> None:
+        self._notified.set()
+        self._wake.set()
+
     def _listen(self) -> None:
         """Wake the claim loop on every notification; reconnect when the connection drops."""
         while not self.stopping.is_set():
             try:
                 with psycopg.connect(self._database_url, autocommit=True) as connection:
                     connection.execute(f"LISTEN {DELIVERIES_CHANNEL}")
-                    self._wake.set()  # anything notified while we were not listening
+                    self._due()  # anything notified while we were not listening
                     while not self.stopping.is_set():
                         for _notification in connection.notifies(timeout=1.0):
-                            self._wake.set()
+                            self._due()
             except psycopg.Error:
                 log.warning("listen connection lost")
                 self.stopping.wait(_LISTEN_RETRY_SECONDS)
+
+
+@dataclass(frozen=True)
+class _Done:
+    finished: Finished | None  # None: the attempt failed unexpectedly and is not recorded
 
 
 def _ids(claimed: Claimed) -> dict[str, object]:

@@ -10,7 +10,7 @@ disabled.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dps_webhooks.domain.backoff import retry_gap
@@ -82,3 +82,28 @@ def disabled_reason(consecutive_failures: int, disable_after: int) -> str | None
     if consecutive_failures < disable_after:
         return None
     return f"Disabled after {consecutive_failures} consecutive failed deliveries."
+
+
+@dataclass(frozen=True)
+class EndpointState:
+    status: str
+    consecutive_failures: int
+    disabled_reason: str | None = None  # set when these outcomes disabled the endpoint
+
+
+def endpoint_after(
+    status: str, consecutive_failures: int, effects: Iterable[EndpointEffect], disable_after: int
+) -> EndpointState:
+    """The endpoint after outcomes applied in the order they are recorded: a success resets the
+    count, an exhausted delivery adds one, and an ACTIVE endpoint is disabled (once) when the count
+    reaches the threshold."""
+    failures, reason = consecutive_failures, None
+    for effect in effects:
+        if effect is EndpointEffect.RESET_FAILURES:
+            failures = 0
+        elif effect is EndpointEffect.COUNT_FAILURE:
+            failures += 1
+            why = disabled_reason(failures, disable_after)
+            if why is not None and status == "ACTIVE":
+                status, reason = "DISABLED", why
+    return EndpointState(status, failures, reason)

@@ -1,0 +1,251 @@
+"""Recording finished attempts: a batch of outcomes in one transaction, with a few set-wise statements.
+
+The worker hands every result that is ready to ``record_outcomes`` at once, so a busy worker pays one
+commit (one fsync) for many deliveries and an idle one still records each result as soon as it is in.
+
+Lock order: the batch's endpoint rows first, by id, then their deliveries: the order of pausing and
+disabling (endpoint, then its deliveries), so recording never deadlocks with them or with another
+worker, and a pause that commits first is seen here. Several outcomes for one endpoint are applied
+in the order they finished by ``endpoint_after`` (the domain's rules): the failure count and the
+disabling come out exactly as if each had been recorded in a transaction of its own.
+
+Only the holder of a delivery's current claim token records its outcome: a row taken over by another
+worker (its lease ran out) or deleted is left alone, and its result is reported as not recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from uuid import UUID
+
+from sqlalchemy import (
+    Boolean,
+    Integer,
+    Interval,
+    String,
+    Text,
+    Uuid,
+    bindparam,
+    case,
+    column,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
+
+from dps_common.ids import new_id
+
+from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
+from dps_webhooks.delivery.claims import Claimed
+from dps_webhooks.domain.attempt_outcome import (
+    AttemptResult,
+    DeliveryStatus,
+    EndpointEffect,
+    Outcome,
+    endpoint_after,
+)
+from dps_webhooks.services.intake import hold_pending, notify_due
+
+log = logging.getLogger("dps.webhooks.recording")
+
+D, E, A = WebhookDelivery, WebhookEndpoint, DeliveryAttempt
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One attempt made under a claim, and what it means."""
+
+    claimed: Claimed
+    result: AttemptResult
+    outcome: Outcome
+
+
+class LeaseLost(Exception):
+    """The delivery was taken up by another worker (or deleted) before this outcome was recorded."""
+
+
+def record_outcome(
+    session: Session,
+    claimed: Claimed,
+    result: AttemptResult,
+    outcome: Outcome,
+    *,
+    disable_after: int,
+    wake_within_seconds: float = 0.0,
+) -> None:
+    """One outcome; raises ``LeaseLost`` (roll back) when the claim is no longer this worker's."""
+    finished = Finished(claimed, result, outcome)
+    if not record_outcomes(session, [finished], disable_after=disable_after, wake_within_seconds=wake_within_seconds):
+        raise LeaseLost(str(claimed.delivery_id))
+
+
+def record_outcomes(
+    session: Session, batch: Sequence[Finished], *, disable_after: int, wake_within_seconds: float = 0.0
+) -> list[Finished]:
+    """The attempt rows, the deliveries' states and the endpoints' failure counts; the outcomes
+    recorded (the others' claims were lost).
+
+    A delivery moves from PENDING to FAILED when its first failed attempt is recorded, and stays
+    FAILED (also while a retry is in flight) until SUCCESS or EXHAUSTED. ``lastErrorMessage``
+    describes the last attempt: NULL after a success. A failed attempt is retried only while its
+    endpoint takes deliveries; otherwise it is held (resuming releases it).
+    """
+    if not batch:
+        return []
+    statuses = _apply_endpoint_effects(session, batch, disable_after)
+    columns: dict[str, list] = {name: [] for name in _OUTCOME_COLUMNS}
+    wake = False
+    for finished in batch:
+        claimed, result, outcome = finished.claimed, finished.result, finished.outcome
+        retry_in = None
+        if outcome.status is DeliveryStatus.FAILED and _sendable_to(statuses.get(claimed.endpoint_id), claimed.is_test):
+            assert outcome.retry_in_seconds is not None
+            retry_in = timedelta(seconds=outcome.retry_in_seconds)
+            wake = wake or outcome.retry_in_seconds <= wake_within_seconds
+        for name, value in (
+            ("delivery", claimed.delivery_id),
+            ("token", claimed.token),
+            ("new_status", outcome.status.value),
+            ("retry_in", retry_in),
+            ("final", outcome.status in (DeliveryStatus.SUCCESS, DeliveryStatus.EXHAUSTED)),
+            ("answered", result.status),
+            ("excerpt", result.excerpt),
+            ("error", result.error_message),
+            ("took_ms", result.duration_ms),
+            ("duration", timedelta(milliseconds=result.duration_ms)),
+        ):
+            columns[name].append(value)
+    connection = session.connection()
+    recorded_ids = set(connection.execute(_RECORD, columns).scalars())
+    recorded = [finished for finished in batch if finished.claimed.delivery_id in recorded_ids]
+    if recorded:
+        attempts = {
+            "attempt_id": [new_id() for _ in recorded],
+            "delivery": [finished.claimed.delivery_id for finished in recorded],
+            "attempt_number": [finished.claimed.attempt for finished in recorded],
+            "answered": [finished.result.status for finished in recorded],
+            "excerpt": [finished.result.excerpt for finished in recorded],
+            "error": [finished.result.error_message for finished in recorded],
+            "took_ms": [finished.result.duration_ms for finished in recorded],
+            "duration": [timedelta(milliseconds=finished.result.duration_ms) for finished in recorded],
+        }
+        connection.execute(_ADD_ATTEMPTS, attempts)
+    if wake:
+        notify_due(session)  # sooner than the workers would poll
+    return recorded
+
+
+def _sendable_to(endpoint_status: str | None, is_test: bool) -> bool:
+    return endpoint_status == "ACTIVE" or (is_test and endpoint_status == "PAUSED")
+
+
+def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable_after: int) -> dict[UUID, str]:
+    """Lock the batch's endpoints (by id), apply their outcomes in order; their statuses after."""
+    effects: dict[UUID, list[EndpointEffect]] = {}
+    for finished in batch:
+        effects.setdefault(finished.claimed.endpoint_id, []).append(finished.outcome.endpoint)
+    locked = session.execute(_LOCK_ENDPOINTS, {"ids": sorted(effects)}).all()
+    statuses = {}
+    for endpoint_id, status, failures in locked:  # a deleted endpoint's deliveries are gone too
+        after = endpoint_after(status, failures, effects[endpoint_id], disable_after)
+        statuses[endpoint_id] = after.status
+        if after.disabled_reason is not None:
+            session.execute(
+                update(E)
+                .where(E.id == endpoint_id)
+                .values(
+                    consecutive_failures=after.consecutive_failures,
+                    status=after.status,
+                    disabled_reason=after.disabled_reason,
+                    updated_at=func.now(),
+                )
+            )
+            hold_pending(session, endpoint_id, keep_tests=False)
+            log.warning(
+                "endpoint disabled",
+                extra={"endpointId": str(endpoint_id), "consecutiveFailures": after.consecutive_failures},
+            )
+        elif after.consecutive_failures != failures:  # successes to a healthy endpoint write nothing
+            session.execute(
+                update(E).where(E.id == endpoint_id).values(consecutive_failures=after.consecutive_failures)
+            )
+    return statuses
+
+
+# Built once: statement construction costs more than the queries on this hot path. Each batch is
+# passed as one array per column and unnested, so one cached statement serves any batch size.
+_LOCK_ENDPOINTS = (
+    select(E.id, E.status, E.consecutive_failures)
+    .where(E.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
+    .order_by(E.id)
+    .with_for_update(key_share=True)  # FOR NO KEY UPDATE: the lock pausing takes
+)
+
+_OUTCOME_COLUMNS = {
+    "delivery": Uuid(),
+    "token": Uuid(),
+    "new_status": String(),
+    "retry_in": Interval(),
+    "final": Boolean(),
+    "answered": Integer(),
+    "excerpt": Text(),
+    "error": Text(),
+    "took_ms": Integer(),
+    "duration": Interval(),
+}
+_ATTEMPT_COLUMNS = {
+    "attempt_id": Uuid(),
+    "delivery": Uuid(),
+    "attempt_number": Integer(),
+    "answered": Integer(),
+    "excerpt": Text(),
+    "error": Text(),
+    "took_ms": Integer(),
+    "duration": Interval(),
+}
+
+
+def _unnested(name: str, types: dict):
+    arrays = [bindparam(key, type_=ARRAY(type_)) for key, type_ in types.items()]
+    return func.unnest(*arrays).table_valued(*(column(key, type_) for key, type_ in types.items())).render_derived(
+        name=name
+    )
+
+
+_O = _unnested("outcome", _OUTCOME_COLUMNS)
+_RECORD = (
+    update(D)
+    .where(D.id == _O.c.delivery, D.claim_token == _O.c.token)
+    .values(
+        status=_O.c.new_status,
+        next_attempt_at=func.now() + _O.c.retry_in,  # NULL: none scheduled
+        claim_token=None,
+        last_response_status=_O.c.answered,
+        last_response_excerpt=_O.c.excerpt,
+        last_error_message=_O.c.error,
+        last_duration_ms=_O.c.took_ms,
+        last_attempted_at=func.now() - _O.c.duration,  # by the database clock
+        completed_at=case((_O.c.final, func.now()), else_=None),
+    )
+    .returning(D.id)
+)
+_T = _unnested("attempt", _ATTEMPT_COLUMNS)
+_ADD_ATTEMPTS = insert(A).from_select(
+    [A.id, A.delivery_id, A.attempt, A.attempted_at, A.response_status, A.response_excerpt, A.error_message, A.duration_ms],
+    select(
+        _T.c.attempt_id,
+        _T.c.delivery,
+        _T.c.attempt_number,
+        func.now() - _T.c.duration,
+        _T.c.answered,
+        _T.c.excerpt,
+        _T.c.error,
+        _T.c.took_ms,
+    ),
+)

@@ -27,7 +27,6 @@ from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEven
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
 DELIVERIES_CHANNEL = "webhook_deliveries"  # NOTIFY wakes idle workers when deliveries become due
 OVERSIZED_MESSAGE = "The payload is larger than 1 MB; it is not delivered."
-DELIVERY_ROWS_PER_INSERT = 2000  # 12 parameters a row: well under PostgreSQL's 65,535 per statement
 
 
 @dataclass(frozen=True)
@@ -77,14 +76,15 @@ def accept_events(session: Session, events: list[IncomingEvent]) -> int:
         )
         .order_by(WebhookEndpoint.id)
     ).all()
+    now = session.scalar(select(func.now()))  # the transaction's now(), as add_delivery's rows get it
     rows = [
-        delivery_row(event, endpoint.id, held=endpoint.status != "ACTIVE")
+        delivery_row(event, endpoint.id, now=now, held=endpoint.status != "ACTIVE")
         for event in stored
         for endpoint in endpoints
         if endpoint.organization_id == event.organization_id and _subscribed(endpoint.event_types, event.type)
     ]
-    for chunk in range(0, len(rows), DELIVERY_ROWS_PER_INSERT):
-        session.execute(insert(WebhookDelivery).values(rows[chunk : chunk + DELIVERY_ROWS_PER_INSERT]))
+    if rows:  # executemany with plain values: SQLAlchemy sends multi-row INSERTs and caches the statement
+        session.execute(insert(WebhookDelivery.__table__), rows)
     if any(row["next_attempt_at"] is not None for row in rows):
         notify_due(session)
     return len(rows)
@@ -101,10 +101,10 @@ def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[Inc
     ordered = [unique[event_id] for event_id in sorted(unique)]
     inserted = set(
         session.scalars(
-            insert(WebhookEvent)
-            .values([_event_row(event) for event in ordered])
-            .on_conflict_do_nothing(index_elements=[WebhookEvent.id])
-            .returning(WebhookEvent.id)
+            insert(WebhookEvent.__table__)
+            .on_conflict_do_nothing(index_elements=["id"])
+            .returning(WebhookEvent.__table__.c.id, sort_by_parameter_order=False),
+            [_event_row(event) for event in ordered],
         )
     )
     return [event for event in ordered if event.id in inserted]
@@ -132,11 +132,17 @@ def _event_row(event: IncomingEvent) -> dict[str, Any]:
 
 
 def delivery_row(
-    event: IncomingEvent, endpoint_id: UUID, *, held: bool, is_test: bool = False, retry_of: UUID | None = None
+    event: IncomingEvent,
+    endpoint_id: UUID,
+    *,
+    now: Any,
+    held: bool,
+    is_test: bool = False,
+    retry_of: UUID | None = None,
 ) -> dict[str, Any]:
-    """The columns of a new delivery, the one source of its rules: due now, held
+    """The columns of a new delivery, the one source of its rules: due ``now``, held
     (``next_attempt_at`` NULL) or, when the payload is over the limit, ``EXHAUSTED`` at once.
-    Every row has the same keys, so a batch is one multi-row insert."""
+    ``now`` is the transaction's time, as a value or as ``func.now()``."""
     oversized = event.oversized
     return {
         "id": new_id(),
@@ -148,9 +154,9 @@ def delivery_row(
         "is_test": is_test,
         "retry_of": retry_of,
         "attempt_count": 0,
-        "next_attempt_at": None if oversized or held else func.now(),
+        "next_attempt_at": None if oversized or held else now,
         "last_error_message": OVERSIZED_MESSAGE if oversized else None,
-        "completed_at": func.now() if oversized else None,
+        "completed_at": now if oversized else None,
     }
 
 
@@ -164,7 +170,8 @@ def add_delivery(
     retry_of: UUID | None = None,
 ) -> WebhookDelivery:
     """A new delivery of a stored event (see ``delivery_row``), flushed so callers can render it."""
-    delivery = WebhookDelivery(**delivery_row(event, endpoint_id, held=held, is_test=is_test, retry_of=retry_of))
+    row = delivery_row(event, endpoint_id, now=func.now(), held=held, is_test=is_test, retry_of=retry_of)
+    delivery = WebhookDelivery(**row)
     if delivery.next_attempt_at is not None:
         notify_due(session)
     session.add(delivery)

@@ -10,12 +10,13 @@ never sent; it does not count against the endpoint (the receiver did nothing wro
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -68,20 +69,22 @@ def accept_events(session: Session, events: list[IncomingEvent]) -> int:
     stored = _store_new_events(session, events)
     if not stored:
         return 0
-    endpoints = session.execute(
+    by_organization: dict[UUID, list[Row]] = defaultdict(list)
+    for endpoint in session.execute(
         select(WebhookEndpoint.id, WebhookEndpoint.organization_id, WebhookEndpoint.status, WebhookEndpoint.event_types)
         .where(
             WebhookEndpoint.organization_id.in_({event.organization_id for event in stored}),
             WebhookEndpoint.status != "DISABLED",
         )
         .order_by(WebhookEndpoint.id)
-    ).all()
+    ):
+        by_organization[endpoint.organization_id].append(endpoint)
     now = session.scalar(select(func.now()))  # the transaction's now(), as add_delivery's rows get it
     rows = [
         delivery_row(event, endpoint.id, now=now, held=endpoint.status != "ACTIVE")
         for event in stored
-        for endpoint in endpoints
-        if endpoint.organization_id == event.organization_id and _subscribed(endpoint.event_types, event.type)
+        for endpoint in by_organization[event.organization_id]
+        if _subscribed(endpoint.event_types, event.type)
     ]
     if rows:  # executemany with plain values: SQLAlchemy sends multi-row INSERTs and caches the statement
         session.execute(insert(WebhookDelivery.__table__), rows)

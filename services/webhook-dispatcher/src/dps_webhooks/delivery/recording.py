@@ -22,7 +22,6 @@ from datetime import timedelta
 from uuid import UUID
 
 from sqlalchemy import (
-    Boolean,
     Integer,
     Interval,
     String,
@@ -33,6 +32,7 @@ from sqlalchemy import (
     column,
     func,
     insert,
+    literal_column,
     select,
     update,
 )
@@ -111,31 +111,18 @@ def record_outcomes(
         for name, value in (
             ("delivery", claimed.delivery_id),
             ("token", claimed.token),
+            ("attempt_id", new_id()),
+            ("attempt_number", claimed.attempt),
             ("new_status", outcome.status.value),
             ("retry_in", retry_in),
-            ("final", outcome.status in (DeliveryStatus.SUCCESS, DeliveryStatus.EXHAUSTED)),
             ("answered", result.status),
             ("excerpt", result.excerpt),
             ("error", result.error_message),
             ("took_ms", result.duration_ms),
-            ("duration", timedelta(milliseconds=result.duration_ms)),
         ):
             columns[name].append(value)
-    connection = session.connection()
-    recorded_ids = set(connection.execute(_RECORD, columns).scalars())
+    recorded_ids = set(session.connection().execute(_RECORD, columns).scalars())
     recorded = [finished for finished in batch if finished.claimed.delivery_id in recorded_ids]
-    if recorded:
-        attempts = {
-            "attempt_id": [new_id() for _ in recorded],
-            "delivery": [finished.claimed.delivery_id for finished in recorded],
-            "attempt_number": [finished.claimed.attempt for finished in recorded],
-            "answered": [finished.result.status for finished in recorded],
-            "excerpt": [finished.result.excerpt for finished in recorded],
-            "error": [finished.result.error_message for finished in recorded],
-            "took_ms": [finished.result.duration_ms for finished in recorded],
-            "duration": [timedelta(milliseconds=finished.result.duration_ms) for finished in recorded],
-        }
-        connection.execute(_ADD_ATTEMPTS, attempts)
     if wake:
         notify_due(session)  # sooner than the workers would poll
     return recorded
@@ -150,7 +137,7 @@ def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable
     effects: dict[UUID, list[EndpointEffect]] = {}
     for finished in batch:
         effects.setdefault(finished.claimed.endpoint_id, []).append(finished.outcome.endpoint)
-    locked = session.execute(_LOCK_ENDPOINTS, {"ids": sorted(effects)}).all()
+    locked = session.connection().execute(_LOCK_ENDPOINTS, {"ids": sorted(effects)}).all()
     statuses = {}
     for endpoint_id, status, failures in locked:  # a deleted endpoint's deliveries are gone too
         after = endpoint_after(status, failures, effects[endpoint_id], disable_after)
@@ -190,24 +177,14 @@ _LOCK_ENDPOINTS = (
 _OUTCOME_COLUMNS = {
     "delivery": Uuid(),
     "token": Uuid(),
+    "attempt_id": Uuid(),
+    "attempt_number": Integer(),
     "new_status": String(),
     "retry_in": Interval(),
-    "final": Boolean(),
     "answered": Integer(),
     "excerpt": Text(),
     "error": Text(),
     "took_ms": Integer(),
-    "duration": Interval(),
-}
-_ATTEMPT_COLUMNS = {
-    "attempt_id": Uuid(),
-    "delivery": Uuid(),
-    "attempt_number": Integer(),
-    "answered": Integer(),
-    "excerpt": Text(),
-    "error": Text(),
-    "took_ms": Integer(),
-    "duration": Interval(),
 }
 
 
@@ -218,8 +195,12 @@ def _unnested(name: str, types: dict):
     )
 
 
+# One statement: the deliveries still claimed under their tokens are updated, and exactly those get
+# their attempt rows (a data-modifying CTE).
 _O = _unnested("outcome", _OUTCOME_COLUMNS)
-_RECORD = (
+_ATTEMPTED_AT = func.now() - _O.c.took_ms * literal_column("interval '1 millisecond'", Interval())  # by the database clock
+_FINAL = (literal_column("'SUCCESS'"), literal_column("'EXHAUSTED'"))
+_UPDATED = (
     update(D)
     .where(D.id == _O.c.delivery, D.claim_token == _O.c.token)
     .values(
@@ -230,22 +211,26 @@ _RECORD = (
         last_response_excerpt=_O.c.excerpt,
         last_error_message=_O.c.error,
         last_duration_ms=_O.c.took_ms,
-        last_attempted_at=func.now() - _O.c.duration,  # by the database clock
-        completed_at=case((_O.c.final, func.now()), else_=None),
+        last_attempted_at=_ATTEMPTED_AT,
+        completed_at=case((_O.c.new_status.in_(_FINAL), func.now()), else_=None),
     )
-    .returning(D.id)
+    .returning(
+        _O.c.attempt_id,
+        D.id.label("delivery"),
+        _O.c.attempt_number,
+        D.last_attempted_at,
+        _O.c.answered,
+        _O.c.excerpt,
+        _O.c.error,
+        _O.c.took_ms,
+    )
+    .cte("recorded")
 )
-_T = _unnested("attempt", _ATTEMPT_COLUMNS)
-_ADD_ATTEMPTS = insert(A).from_select(
-    [A.id, A.delivery_id, A.attempt, A.attempted_at, A.response_status, A.response_excerpt, A.error_message, A.duration_ms],
-    select(
-        _T.c.attempt_id,
-        _T.c.delivery,
-        _T.c.attempt_number,
-        func.now() - _T.c.duration,
-        _T.c.answered,
-        _T.c.excerpt,
-        _T.c.error,
-        _T.c.took_ms,
-    ),
+_RECORD = (
+    insert(A)
+    .from_select(
+        [A.id, A.delivery_id, A.attempt, A.attempted_at, A.response_status, A.response_excerpt, A.error_message, A.duration_ms],
+        select(*_UPDATED.c),
+    )
+    .returning(A.delivery_id)
 )

@@ -205,3 +205,15 @@ def test_a_url_that_resolves_to_loopback_is_refused_at_attempt_time(store, recei
     assert row["last_error_message"] == "The URL was refused: host resolves to a loopback address (127.0.0.1)."
     assert row["last_response_status"] is None
     assert receiver.requests_to("/ssrf") == []
+
+
+def test_stopping_the_worker_finishes_the_attempt_in_flight_and_records_it(store, receiver, settings_for):
+    endpoint_id, _ = new_endpoint(store, receiver, "/in-flight-at-stop")
+    receiver.answer("/in-flight-at-stop", "hang")
+    _, delivery_id = store.event_for(endpoint_id)
+    with running_worker(settings_for(**NO_RETRY)):
+        receiver.wait_for(1, "/in-flight-at-stop")
+    row = store.delivery_row(delivery_id)  # the worker has returned: nothing is waited for
+    assert (row["status"], row["claim_token"], row["attempt_count"]) == ("FAILED", None, 1)
+    assert row["last_error_message"] == "Timed out after 2 s."
+    assert [a["error_message"] for a in store.attempts(delivery_id)] == ["Timed out after 2 s."]

@@ -229,7 +229,7 @@ def main() -> int:
         f"backlog deliveries still waiting after the paced run: {still_waiting:,} of {args.backlog:,} (none was due)",
         f"duplicate arrivals (same event id twice): {duplicates}",
         "latency = receiver arrival (body read) - api commit returned, both time.time() on this machine; "
-        "bursts commit as fast as one thread can, so their latency includes queueing behind the burst",
+        "bursts commit as fast as 8 concurrent transactions can, so their latency includes queueing behind the burst",
         "CPU µs/event: CPU time of each component during the measurement / events delivered "
         "(postgres and rabbitmq: the whole server, other databases included)",
     ]

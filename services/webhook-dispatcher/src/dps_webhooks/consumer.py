@@ -5,7 +5,9 @@ whatever else has already arrived (up to the prefetch, without waiting: a lone e
 once) and stores the batch's events and deliveries in one transaction (``accept_events``, which
 deduplicates on the event id), acknowledging only after that transaction committed: a crash in
 between redelivers the messages and the event ids make the second pass a no-op. One commit (one
-fsync) per batch instead of per event is what lets the consumer keep up with bursts.
+fsync) per batch instead of per event is what lets the consumer keep up with bursts. The queue has a
+single active consumer (RabbitMQ's ``x-single-active-consumer``): with several workers, one consumes
+and the rest stand by, so batches stay whole.
 
 A message that is not an event envelope is rejected without requeue (it would fail the same way
 forever) before the batch is stored. When the database refuses a batch (a value it cannot hold),
@@ -37,6 +39,21 @@ PREFETCH = 64  # messages in flight to this consumer: the largest batch one tran
 DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and the heartbeat while idle
 
 
+def events_queue(settings: Settings) -> Queue:
+    """The dispatcher's durable queue of every event type. Every worker consumes it, one at a time
+    (``x-single-active-consumer``): the others stand by and take over when it goes. Consuming is
+    cheap in batches and splitting the stream between workers would only halve the batches; the
+    delivery work itself is shared through the database, not the queue."""
+    return Queue(
+        settings.events_queue,
+        exchange=events_exchange(settings.events_exchange),
+        routing_key="#",
+        durable=True,
+        auto_delete=False,
+        queue_arguments={"x-single-active-consumer": True},
+    )
+
+
 class _Unavailable(Exception):
     """The database (or intake) failed on a valid message: back off, then consume again."""
 
@@ -45,13 +62,7 @@ class EventConsumer:
     def __init__(self, settings: Settings, tx: Transactions):
         self._settings = settings
         self._tx = tx
-        self._queue = Queue(
-            settings.events_queue,
-            exchange=events_exchange(settings.events_exchange),
-            routing_key="#",
-            durable=True,
-            auto_delete=False,
-        )
+        self._queue = events_queue(settings)
         self._backoff = Backoff()
 
     def run(self, stop: threading.Event) -> None:

@@ -27,6 +27,7 @@ from dps_common.testing.broker import broker_stopped, queue_counts
 from dps_common.testing.services import fresh_database, fresh_vhost
 from dps_common.testing.transactions import committed
 
+from dps_webhooks import consumer as consumer_module
 from dps_webhooks.consumer import EventConsumer
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -74,7 +75,7 @@ def settings(database_url: str, amqp_url: str) -> Settings:
 @pytest.fixture(scope="module")
 def events_queue(settings: Settings) -> Queue:
     """The consumer's own queue, declared the same way, so events published first are kept."""
-    queue = Queue(settings.events_queue, exchange=events_exchange(EXCHANGE), routing_key="#", durable=True)
+    queue = consumer_module.events_queue(settings)
     with connect(settings.amqp_url) as connection:
         queue(connection.default_channel).declare()
     return queue

@@ -10,15 +10,16 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select, text, update
+from sqlalchemy.orm import Session
 
 from dps_common.db import Transactions, make_engine
+from dps_common.events import envelope
 from dps_common.http.json import dumps
 from dps_common.testing.services import fresh_database
 
@@ -45,6 +46,38 @@ def webhook_database(prefix: str = "dps_wh_it") -> Iterator[str]:
         yield url
 
 
+def incoming(organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
+    """An api event as the consumer receives it (the shared envelope, serialised)."""
+    data = data if data is not None else {"quoteId": str(uuid.uuid4()), "total": "100.00"}
+    return IncomingEvent.from_envelope(dumps(envelope(event_type, organization_id, data)).decode())
+
+
+def add_endpoint(
+    session: Session,
+    organization_id: UUID,
+    *,
+    status: str = "ACTIVE",
+    event_types: Sequence[str] = (),
+    url: str = "https://127.0.0.1:9/hook",
+    secret_sealed: bytes = b"not-a-real-sealed-secret",
+    endpoint_id: UUID | None = None,
+) -> UUID:
+    """An endpoint row in the caller's transaction (intake and consumer tests never open its secret)."""
+    endpoint_id = endpoint_id or uuid.uuid4()
+    session.add(
+        WebhookEndpoint(
+            id=endpoint_id,
+            organization_id=organization_id,
+            url=url,
+            event_types=list(event_types),
+            status=status,
+            secret_sealed=secret_sealed,
+        )
+    )
+    session.flush()
+    return endpoint_id
+
+
 class Store:
     """Direct, committed access to the dispatcher's tables, as the HTTP use cases would leave them."""
 
@@ -65,21 +98,20 @@ class Store:
         """A new endpoint; (its id, its whsec_ secret)."""
         endpoint_id, secret = uuid.uuid4(), new_signing_secret()
         with self.tx() as session:
-            session.add(
-                WebhookEndpoint(
-                    id=endpoint_id,
-                    organization_id=organization_id or uuid.uuid4(),
-                    url=url,
-                    event_types=list(event_types),
-                    status=status,
-                    secret_sealed=self._sealer.seal(endpoint_id, secret),
-                )
+            add_endpoint(
+                session,
+                organization_id or uuid.uuid4(),
+                status=status,
+                event_types=event_types,
+                url=url,
+                secret_sealed=self._sealer.seal(endpoint_id, secret),
+                endpoint_id=endpoint_id,
             )
         return endpoint_id, secret
 
     def event(self, organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
         """An api event accepted as the consumer would: one delivery per subscribed endpoint."""
-        event = self.incoming(organization_id, event_type, data)
+        event = incoming(organization_id, event_type, data)
         with self.tx() as session:
             accept_event(session, event)
         return event
@@ -91,25 +123,11 @@ class Store:
 
     def test_delivery(self, endpoint_id: UUID) -> tuple[IncomingEvent, UUID]:
         """A test delivery (sent even while the endpoint is paused)."""
-        event = self.incoming(self.endpoint_row(endpoint_id)["organization_id"], "webhook.test")
+        event = incoming(self.endpoint_row(endpoint_id)["organization_id"], "webhook.test")
         with self.tx() as session:
             store_event(session, event)
             delivery = add_delivery(session, event, endpoint_id, is_test=True)
         return event, delivery.id
-
-    @staticmethod
-    def incoming(organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
-        event_id = uuid.uuid4()
-        occurred_at = datetime.now(UTC)
-        envelope = {
-            "id": str(event_id),
-            "type": event_type,
-            "version": 1,
-            "occurredAt": occurred_at.isoformat(),
-            "organizationId": str(organization_id),
-            "data": data if data is not None else {"quoteId": str(uuid.uuid4()), "total": "100.00"},
-        }
-        return IncomingEvent(event_id, organization_id, event_type, occurred_at, dumps(envelope).decode())
 
     # what the HTTP use cases do
 

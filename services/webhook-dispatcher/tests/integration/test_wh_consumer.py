@@ -21,7 +21,6 @@ from sqlalchemy import func, select
 from dps_common.db import Transactions
 from dps_common.events import envelope
 from dps_common.http.json import dumps
-from dps_common.ids import new_id
 from dps_common.messaging import EventPublisher, connect, events_exchange
 from dps_common.testing.broker import broker_stopped, queue_counts
 from dps_common.testing.services import fresh_database, fresh_vhost
@@ -30,8 +29,10 @@ from dps_common.testing.transactions import committed
 from dps_webhooks import consumer as consumer_module
 from dps_webhooks.consumer import EventConsumer
 from dps_webhooks.db.migrate import upgrade
-from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.db.models import WebhookDelivery, WebhookEvent
 from dps_webhooks.settings import Settings
+
+import webhook_helpers as helpers
 
 EXCHANGE = "test.wh.events"
 CONSUMER_APPLICATION = "dps-wh-consumer-test"
@@ -103,19 +104,8 @@ def publish(settings: Settings) -> Iterator[Callable[[dict], None]]:
 
 
 def add_endpoint(tx: Transactions, organization_id: UUID, status: str = "ACTIVE", event_types=()) -> UUID:
-    endpoint_id = new_id()
     with tx() as session:
-        session.add(
-            WebhookEndpoint(
-                id=endpoint_id,
-                organization_id=organization_id,
-                url="https://127.0.0.1:9/hook",
-                event_types=list(event_types),
-                status=status,
-                secret_sealed=b"not-a-real-sealed-secret",
-            )
-        )
-    return endpoint_id
+        return helpers.add_endpoint(session, organization_id, status=status, event_types=event_types)
 
 
 def deliveries_of(tx: Transactions, event_id: str) -> dict[UUID, tuple[str, bool]]:

@@ -5,16 +5,11 @@ endpoints, and the single-event and single-delivery paths follow the same rules.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import func, select
 
-from dps_common.http.json import dumps
-from dps_common.ids import new_id
-
-from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.db.models import WebhookDelivery, WebhookEvent
 from dps_webhooks.services.intake import (
     MAX_PAYLOAD_BYTES,
     OVERSIZED_MESSAGE,
@@ -25,33 +20,7 @@ from dps_webhooks.services.intake import (
     store_event,
 )
 
-
-def incoming(organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:
-    envelope = {
-        "id": str(uuid.uuid4()),
-        "type": event_type,
-        "version": 1,
-        "occurredAt": datetime.now(UTC).isoformat(),
-        "organizationId": str(organization_id),
-        "data": data if data is not None else {"n": 1},
-    }
-    return IncomingEvent.from_envelope(dumps(envelope).decode())
-
-
-def add_endpoint(session, organization_id: UUID, status: str = "ACTIVE", event_types=()) -> UUID:
-    endpoint_id = new_id()
-    session.add(
-        WebhookEndpoint(
-            id=endpoint_id,
-            organization_id=organization_id,
-            url="https://127.0.0.1:9/hook",
-            event_types=list(event_types),
-            status=status,
-            secret_sealed=b"not-a-real-sealed-secret",
-        )
-    )
-    session.flush()
-    return endpoint_id
+from webhook_helpers import add_endpoint, incoming
 
 
 def deliveries(session, event: IncomingEvent) -> dict[UUID, tuple[str, bool]]:

@@ -9,7 +9,7 @@ from sqlalchemy import text
 from dps_webhooks.delivery.retention import purge_expired, run_retention
 from dps_webhooks.services.intake import store_event
 
-from webhook_helpers import Store, webhook_database
+from webhook_helpers import Store, incoming, webhook_database
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_old_deliveries_attempts_and_unreferenced_events_go_and_the_rest_stays(s
         a=old_event.id,
         b=shared_event.id,
     )
-    lonely = store.incoming(store.endpoint_row(endpoint_id)["organization_id"])
+    lonely = incoming(store.endpoint_row(endpoint_id)["organization_id"])
     with store.tx() as session:
         store_event(session, lonely)
     store.sql("UPDATE webhook_events SET received_at = now() - interval '40 days' WHERE id = :id", id=lonely.id)

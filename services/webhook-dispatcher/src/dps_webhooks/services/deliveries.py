@@ -78,8 +78,8 @@ class StoredEvent(intake.IncomingEvent):
     body_bytes: int = 0
 
     @property
-    def oversized(self) -> bool:
-        return self.body_bytes > intake.MAX_PAYLOAD_BYTES
+    def size(self) -> int:
+        return self.body_bytes
 
 
 def read_event(session: Session, event_id: UUID) -> StoredEvent:

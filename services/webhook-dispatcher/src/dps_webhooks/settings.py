@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.crypto import decode_key
+from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
 from dps_common.settings import Env
 
 # Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
@@ -25,8 +26,8 @@ class Settings:
     secret_key: bytes  # AES-256 key sealing the endpoints' signing secrets
     api_url: str  # the api, for key introspection
     internal_api_token: str
-    amqp_url: str = "amqp://guest:guest@127.0.0.1:5672//"
-    events_exchange: str = "dps.events"
+    amqp_url: str = DEFAULT_AMQP_URL
+    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     events_queue: str = "webhook-dispatcher.events"
     api_ca_file: str = ""  # CA bundle to trust the api's certificate (empty: the system's)
     key_cache_ttl_seconds: float = 60.0

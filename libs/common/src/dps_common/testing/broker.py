@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 RABBITMQCTL_TIMEOUT_SECONDS = 120
 
 
-def _rabbitmqctl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def rabbitmqctl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     rabbitmqctl = shutil.which("rabbitmqctl")
     if rabbitmqctl is None:
         raise RuntimeError("rabbitmqctl is needed to stop and start the test broker")
@@ -26,23 +26,23 @@ def _rabbitmqctl(*args: str, check: bool = True) -> subprocess.CompletedProcess[
 
 def ensure_broker_running() -> None:
     """Start the node when it is down and its application when stopped; wait until it serves."""
-    if _rabbitmqctl("-q", "status", check=False).returncode == 0:  # fails while the app is stopped
+    if rabbitmqctl("-q", "status", check=False).returncode == 0:  # fails while the app is stopped
         return
-    if _rabbitmqctl("-q", "ping", check=False).returncode != 0:  # the node itself is down
+    if rabbitmqctl("-q", "ping", check=False).returncode != 0:  # the node itself is down
         subprocess.run(["rabbitmq-server", "-detached"], check=False, capture_output=True, timeout=60)
         for _ in range(90):
-            if _rabbitmqctl("-q", "ping", check=False).returncode == 0:
+            if rabbitmqctl("-q", "ping", check=False).returncode == 0:
                 break
             time.sleep(1)
-    _rabbitmqctl("-q", "start_app")  # a no-op when it runs
-    _rabbitmqctl("-q", "await_startup")
+    rabbitmqctl("-q", "start_app")  # a no-op when it runs
+    rabbitmqctl("-q", "await_startup")
 
 
 @contextmanager
 def broker_stopped() -> Iterator[None]:
     """The broker application stopped (connections dropped, nothing accepted) for the block."""
     ensure_broker_running()
-    _rabbitmqctl("-q", "stop_app")
+    rabbitmqctl("-q", "stop_app")
     try:
         yield
     finally:
@@ -58,7 +58,7 @@ def queue_counts(amqp_url: str, queue: str) -> tuple[int, int]:
     """(ready, unacknowledged) messages of ``queue`` on the URL's virtual host."""
     vhost = unquote(urlsplit(amqp_url).path[1:]) or "/"
     columns = ("name", "messages_ready", "messages_unacknowledged")
-    listing = _rabbitmqctl("-q", "list_queues", "-p", vhost, "--no-table-headers", *columns).stdout
+    listing = rabbitmqctl("-q", "list_queues", "-p", vhost, "--no-table-headers", *columns).stdout
     for line in listing.splitlines():
         fields = line.split()
         if len(fields) == 3 and fields[0] == queue:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from kombu import Connection
+
+from dps_common.messaging import DEFAULT_AMQP_URL
+from dps_common.testing.broker import rabbitmqctl
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -62,13 +65,8 @@ def fresh_database(prefix: str) -> Iterator[str]:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
-
-
 def amqp_server_url() -> str:
     """The broker under test; fails (CI) or skips when it does not answer."""
-    from kombu import Connection
-
     url = os.environ.get("AMQP_URL", DEFAULT_AMQP_URL)
     try:
         with Connection(url, connect_timeout=3) as connection:
@@ -85,17 +83,14 @@ def fresh_vhost(prefix: str) -> Iterator[str]:
     Virtual hosts are made with ``rabbitmqctl`` on the broker's machine; where there is none (a
     remote broker), the URL's own vhost is used and tests keep apart by their unique names."""
     url = amqp_server_url()
-    rabbitmqctl = shutil.which("rabbitmqctl")
-    if rabbitmqctl is None:
+    if shutil.which("rabbitmqctl") is None:
         yield url
         return
     name = f"{prefix}_{secrets.token_hex(4)}"
     user = urlsplit(url).username or "guest"
-    subprocess.run([rabbitmqctl, "-q", "add_vhost", name], check=True, capture_output=True)
+    rabbitmqctl("-q", "add_vhost", name)
     try:
-        subprocess.run(
-            [rabbitmqctl, "-q", "set_permissions", "-p", name, user, ".*", ".*", ".*"], check=True, capture_output=True
-        )
+        rabbitmqctl("-q", "set_permissions", "-p", name, user, ".*", ".*", ".*")
         yield urlunsplit(urlsplit(url)._replace(path="/" + name))
     finally:
-        subprocess.run([rabbitmqctl, "-q", "delete_vhost", name], capture_output=True)
+        rabbitmqctl("-q", "delete_vhost", name, check=False)

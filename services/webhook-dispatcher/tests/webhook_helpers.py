@@ -203,12 +203,16 @@ class Store:
 
 
 @contextmanager
-def running_worker(settings: Settings) -> Iterator[DeliveryWorker]:
-    """A delivery worker (no consumer) in a thread of this process; stopped and drained on exit."""
+def running_worker(
+    settings: Settings, *, before_start: Callable[[DeliveryWorker], Any] = lambda worker: None
+) -> Iterator[DeliveryWorker]:
+    """A delivery worker (no consumer) in a thread of this process; stopped and drained on exit.
+    ``before_start`` is called with the worker before its loop runs (and polls for the first time)."""
     engine = make_engine(settings.database_url, application_name="dps-webhooks-test-worker")
     tx = Transactions.for_engine(engine)
     listen_url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
     worker = DeliveryWorker(settings, tx, listen_url)
+    before_start(worker)
     thread = threading.Thread(target=worker.run, name="test-delivery-worker", daemon=True)
     thread.start()
     try:

@@ -15,13 +15,16 @@ the batch is retried one event at a time so only the bad message is rejected. Wh
 fails, the messages go back to the queue, the connection is dropped (returning the other prefetched
 messages too) and the consumer backs off before trying again; a lost broker is reconnected forever
 with the same backoff.
+
+In a worker process, the deliveries its own worker can start soon are stored already claimed and
+handed to it (``local``): they skip the claim statement and the wake-up of every worker.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from kombu import Connection, Consumer, Queue
 from kombu.message import Message
@@ -30,6 +33,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
 
+from dps_webhooks.delivery.claims import Claimed
 from dps_webhooks.services.intake import IncomingEvent, accept_events
 from dps_webhooks.settings import Settings
 
@@ -54,16 +58,28 @@ def events_queue(settings: Settings) -> Queue:
     )
 
 
+class LocalAttempts(Protocol):
+    """The worker in this process, which attempts what the consumer hands it (``DeliveryWorker``)."""
+
+    def take_on(self, count: int) -> int: ...
+
+    def give_back(self, count: int) -> None: ...
+
+    def start(self, claimed: list[Claimed]) -> None: ...
+
+
 class _Unavailable(Exception):
     """The database (or intake) failed on a valid message: back off, then consume again."""
 
 
 class EventConsumer:
-    def __init__(self, settings: Settings, tx: Transactions):
+    def __init__(self, settings: Settings, tx: Transactions, *, local: LocalAttempts | None = None):
         self._settings = settings
         self._tx = tx
+        self._local = local
         self._queue = events_queue(settings)
         self._backoff = Backoff()
+        self._acks_many = False  # AMQP acknowledges a batch in one frame; virtual transports one by one
 
     def run(self, stop: threading.Event) -> None:
         """Consume until ``stop`` is set; returns within about a second of it."""
@@ -85,6 +101,7 @@ class EventConsumer:
 
     def _consume(self, connection: Connection, stop: threading.Event) -> None:
         channel = connection.channel()
+        self._acks_many = connection.transport.driver_type == "amqp"
         channel.basic_qos(0, PREFETCH, False)  # positional: AMQP and kombu's virtual transports name them apart
         received: list[Message] = []
         consumer = Consumer(channel, queues=[self._queue], on_message=received.append, auto_declare=True)
@@ -122,23 +139,45 @@ class EventConsumer:
     def _store(self, parsed: list[tuple[Message, IncomingEvent]]) -> None:
         """One transaction for the batch, then the acks; requeue all of it when the database fails."""
         events = [event for _, event in parsed]
+        taken = 0
+
+        def take_up_to(count: int) -> int:
+            nonlocal taken
+            taken = self._local.take_on(count) if self._local is not None else 0
+            return taken
+
         try:
             with self._tx() as session:
-                deliveries = accept_events(session, events)
-        except (DataError, IntegrityError):
-            raise
-        except Exception as exc:  # the database is away (or intake broke): keep the messages
+                accepted = accept_events(
+                    session, events, take_up_to=take_up_to, lease_seconds=self._settings.lease_seconds
+                )
+        except Exception as exc:
+            if taken:
+                self._local.give_back(taken)  # stored nothing
+            if isinstance(exc, DataError | IntegrityError):
+                raise
+            # the database is away (or intake broke): keep the messages
             log.exception("events not accepted; requeued", extra={"events": len(events)})
             for message, _ in parsed:
                 message.requeue()
             raise _Unavailable from exc
-        for message, _ in parsed:
-            message.ack()  # one by one: kombu's virtual transports ignore ``multiple``
+        if self._local is not None:
+            self._local.start(accepted.claimed)
+        self._acknowledge([message for message, _ in parsed])
         self._backoff.reset()
         log.info(
             "events accepted",
-            extra={"eventIds": [str(event.id) for event in events], "events": len(events), "deliveries": deliveries},
+            extra={"eventIds": [str(event.id) for event in events], "events": len(events), "deliveries": accepted.deliveries},
         )
+
+    def _acknowledge(self, messages: list[Message]) -> None:
+        """After the commit. Every earlier message of this channel is settled by now (acked, rejected
+        or in this list), so one ``multiple`` ack of the last settles exactly this batch."""
+        if self._acks_many:
+            messages[-1].ack(multiple=True)
+            return
+        for message in messages:
+            message.ack()  # kombu's virtual transports ignore ``multiple``
 
 
 def _drain(connection: Connection, timeout: float) -> bool:

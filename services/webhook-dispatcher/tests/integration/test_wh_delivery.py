@@ -1,12 +1,16 @@
 """The delivery engine end to end on a committed database: a worker thread, a real HTTPS receiver
 verifying signatures, the retry schedule compressed to seconds."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from dps_common.testing.webhook_receiver import Receiver
 
-from webhook_helpers import Store, running_worker, webhook_database
+from dps_webhooks.services.intake import accept_events
+
+from webhook_helpers import Store, incoming, running_worker, webhook_database
 
 QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05", "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "2"}
 NO_RETRY = {**QUICK, "WEBHOOK_RETRY_GAPS_SECONDS": "3600,3600,3600,3600,3600,3600,3600"}
@@ -217,3 +221,37 @@ def test_stopping_the_worker_finishes_the_attempt_in_flight_and_records_it(store
     assert (row["status"], row["claim_token"], row["attempt_count"]) == ("FAILED", None, 1)
     assert row["last_error_message"] == "Timed out after 2 s."
     assert [a["error_message"] for a in store.attempts(delivery_id)] == ["Timed out after 2 s."]
+
+
+def test_deliveries_the_consumer_hands_over_are_stored_claimed_and_sent_without_a_claim(store, receiver, settings_for):
+    """What the consumer stores for its own worker (up to one round beyond its threads) is claimed
+    already: polling and claiming cannot take it, only ``start`` sends it. The rest is due for anyone."""
+    organization_id = store.endpoint_row(new_endpoint(store, receiver, "/handed-over-1")[0])["organization_id"]
+    for path in ("/handed-over-2", "/handed-over-3"):
+        new_endpoint(store, receiver, path, organization_id=organization_id)
+    # one thread: two taken on; polls too rare to matter within the test
+    settings = settings_for(**{**QUICK, "WEBHOOK_DELIVERY_CONCURRENCY": "1", "WEBHOOK_POLL_INTERVAL_SECONDS": "60"})
+    handed_over = []
+
+    def consume(worker):  # before the loop's first poll, which could claim the unclaimed one meanwhile
+        with store.tx() as session:
+            accepted = accept_events(
+                session, [incoming(organization_id)], take_up_to=worker.take_on, lease_seconds=settings.lease_seconds
+            )
+        handed_over.append(accepted)
+
+    before = datetime.now(UTC)
+    with running_worker(settings, before_start=consume) as worker:
+        [accepted] = handed_over
+        assert accepted.deliveries == 3 and len(accepted.claimed) == 2
+        for claimed in accepted.claimed:
+            row = store.delivery_row(claimed.delivery_id)
+            assert (row["status"], row["attempt_count"], row["claim_token"]) == ("PENDING", 1, claimed.token)
+            assert row["next_attempt_at"] > before + timedelta(seconds=settings.lease_seconds - 5)
+        worker.start(accepted.claimed)
+        for claimed in accepted.claimed:
+            assert store.wait_for_status(claimed.delivery_id, "SUCCESS", timeout=20)["attempt_count"] == 1
+        # the third was stored due and unclaimed; its NOTIFY woke the loop, which claimed it
+        requests = receiver.wait_for(3, where=lambda request: request.path.startswith("/handed-over-"))
+    assert sorted(request.path for request in requests) == ["/handed-over-1", "/handed-over-2", "/handed-over-3"]
+    assert all(request.verified and request.headers["x-service-attempt"] == "1" for request in requests)

@@ -46,14 +46,14 @@ def test_wh_intake_a_batch_stores_each_event_id_once_even_when_repeated_inside_i
     with tx() as session:
         assert accept_event(session, seen_before) == 1
     with tx() as session:
-        created = accept_events(session, [first, seen_before, second, first, first])
+        created = accept_events(session, [first, seen_before, second, first, first]).deliveries
     assert created == 2  # first and second once each; seen_before nothing
     with tx() as session:
         assert events_stored(session, first, second, seen_before) == 3
         for event in (first, second, seen_before):
             assert deliveries(session, event) == {endpoint: ("PENDING", True)}
-        assert accept_events(session, [first, second]) == 0  # a redelivered batch is a no-op
-        assert accept_events(session, []) == 0
+        assert accept_events(session, [first, second]).deliveries == 0  # a redelivered batch is a no-op
+        assert accept_events(session, []).deliveries == 0
 
 
 def test_wh_intake_a_batch_mixing_organizations_reaches_only_each_events_subscribers(tx) -> None:
@@ -70,7 +70,7 @@ def test_wh_intake_a_batch_mixing_organizations_reaches_only_each_events_subscri
     approved_globex, created_globex = incoming(globex), incoming(globex, "quote.created")
     nobody = incoming(initech)  # an organization without endpoints
     with tx() as session:
-        created = accept_events(session, [approved_acme, approved_globex, nobody, closed_acme, created_globex])
+        created = accept_events(session, [approved_acme, approved_globex, nobody, closed_acme, created_globex]).deliveries
     assert created == 6
     with tx() as session:
         assert events_stored(session, approved_acme, closed_acme, approved_globex, created_globex, nobody) == 5
@@ -92,7 +92,7 @@ def test_wh_intake_an_oversized_event_is_exhausted_at_once_in_a_batch_and_alone(
         endpoint = add_endpoint(session, organization_id)
     small, big = incoming(organization_id), incoming(organization_id, data={"blob": "x" * MAX_PAYLOAD_BYTES})
     with tx() as session:
-        assert accept_events(session, [small, big]) == 2
+        assert accept_events(session, [small, big]).deliveries == 2
     with tx() as session:
         assert deliveries(session, small) == {endpoint: ("PENDING", True)}
         assert deliveries(session, big) == {endpoint: ("EXHAUSTED", False)}

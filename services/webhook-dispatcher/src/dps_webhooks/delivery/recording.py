@@ -29,7 +29,6 @@ from sqlalchemy import (
     Uuid,
     bindparam,
     case,
-    column,
     func,
     insert,
     literal_column,
@@ -41,6 +40,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.ids import new_id
 
+from dps_webhooks.db.arrays import unnested
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
 from dps_webhooks.delivery.claims import Claimed
 from dps_webhooks.domain.attempt_outcome import (
@@ -165,8 +165,7 @@ def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable
     return statuses
 
 
-# Built once: statement construction costs more than the queries on this hot path. Each batch is
-# passed as one array per column and unnested, so one cached statement serves any batch size.
+# Built once: statement construction costs more than the queries on this hot path.
 _LOCK_ENDPOINTS = (
     select(E.id, E.status, E.consecutive_failures)
     .where(E.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
@@ -188,16 +187,9 @@ _OUTCOME_COLUMNS = {
 }
 
 
-def _unnested(name: str, types: dict):
-    arrays = [bindparam(key, type_=ARRAY(type_)) for key, type_ in types.items()]
-    return func.unnest(*arrays).table_valued(*(column(key, type_) for key, type_ in types.items())).render_derived(
-        name=name
-    )
-
-
 # One statement: the deliveries still claimed under their tokens are updated, and exactly those get
 # their attempt rows (a data-modifying CTE).
-_O = _unnested("outcome", _OUTCOME_COLUMNS)
+_O = unnested("outcome", _OUTCOME_COLUMNS)
 _ATTEMPTED_AT = func.now() - _O.c.took_ms * literal_column("interval '1 millisecond'", Interval())  # by the database clock
 _FINAL = (literal_column("'SUCCESS'"), literal_column("'EXHAUSTED'"))
 _UPDATED = (

@@ -5,6 +5,11 @@ on a connection of its own) and otherwise polls, which also picks up retries who
 and deliveries whose worker died. It claims no more than it has free threads for, so rows it could
 not start yet stay free for other workers. SIGTERM or SIGINT: stop claiming, finish the attempts in
 flight, record them, exit. The same process runs the event consumer and the retention job.
+
+The consumer in the same process hands new deliveries straight to this worker (``take_on`` and
+``start``): it stores them already claimed, so they cost no claim statement and wake nobody. It may
+take on up to one round more than there are threads (those wait in the pool's queue for a few
+milliseconds); beyond that, deliveries are stored due and any worker claims them.
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ class DeliveryWorker:
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
         self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
-        self._in_flight = 0  # claimed and not yet recorded; only the loop thread changes it
+        self._slots = _Slots()  # claimed or handed over and not yet recorded: the loop's and the consumer's
+        self._pool = ThreadPoolExecutor(settings.delivery_concurrency, thread_name_prefix="webhook-attempt")
         self._saturated = False
         self._signalled = False
         # When busy, claim again once a quarter of the threads are free: one claim per few
@@ -77,36 +83,69 @@ class DeliveryWorker:
         listener = threading.Thread(target=self._listen, name="webhook-listen", daemon=True)
         listener.start()
         next_poll = 0.0
-        with ThreadPoolExecutor(capacity, thread_name_prefix="webhook-attempt") as pool:
-            while not self.stopping.is_set():
-                if self._signalled:
-                    self.stop()
-                    break
-                self._wake.clear()
-                done = self._take_finished()
-                self._in_flight -= len(done)
-                free = capacity - self._in_flight
-                if self._saturated:  # more is known to be due: claim once enough threads are free
-                    claim = free >= self._refill_at
-                else:
-                    claim = free > 0 and (self._notified.is_set() or time.monotonic() >= next_poll)
-                if claim:
-                    self._notified.clear()
-                    next_poll = time.monotonic() + self.settings.poll_interval_seconds
-                claimed = self._record_and_claim(done, free if claim else 0)
-                self._in_flight += len(claimed)
-                if claim:
-                    self._saturated = len(claimed) == free
-                for delivery in claimed:
-                    pool.submit(self._deliver, delivery)
-                if self._saturated and capacity - self._in_flight >= self._refill_at:
-                    continue
-                until_poll = next_poll - time.monotonic()
-                # Saturated with too few threads free: the results coming in wake the loop.
-                self._wait(until_poll if until_poll > 0 else self.settings.poll_interval_seconds)
-        # The pool has finished every attempt in flight: record them before going.
-        self._record_and_claim(self._take_finished(), 0)
+        while not self.stopping.is_set():
+            if self._signalled:
+                self.stop()
+                break
+            self._wake.clear()
+            done = self._take_finished()
+            self._slots.give_back(len(done))
+            free = capacity - self._slots.taken
+            if self._saturated:  # more is known to be due: claim once enough threads are free
+                claim = free >= self._refill_at
+            else:
+                claim = free > 0 and (self._notified.is_set() or time.monotonic() >= next_poll)
+            if claim:
+                self._notified.clear()
+                next_poll = time.monotonic() + self.settings.poll_interval_seconds
+            limit = self._slots.take(free, capacity) if claim else 0
+            claimed = self._record_and_claim(done, limit)
+            self._slots.give_back(limit - len(claimed))
+            if claim:
+                self._saturated = limit > 0 and len(claimed) == limit
+            self.start(claimed)
+            if self._saturated and capacity - self._slots.taken >= self._refill_at:
+                continue
+            until_poll = next_poll - time.monotonic()
+            # Saturated with too few threads free: the results coming in wake the loop.
+            self._wait(until_poll if until_poll > 0 else self.settings.poll_interval_seconds)
+        self._finish_in_flight()
         listener.join(timeout=5)
+
+    def take_on(self, count: int) -> int:
+        """For the consumer: reserve up to ``count`` attempts of deliveries it is about to store
+        already claimed for this worker; how many it may. ``give_back`` what it did not store."""
+        return self._slots.take(count, 2 * self.settings.delivery_concurrency)
+
+    def give_back(self, count: int) -> None:
+        self._slots.give_back(count)
+
+    def start(self, claimed: list[Claimed]) -> None:
+        """Make the attempts of deliveries claimed for this worker (by its loop or its consumer)."""
+        for index, delivery in enumerate(claimed):
+            try:
+                self._pool.submit(self._deliver, delivery)
+            except RuntimeError:  # the pool is shutting down: the leases bring these back later
+                self._slots.give_back(len(claimed) - index)
+                log.warning("attempts not started: the worker is stopping", extra={"count": len(claimed) - index})
+                return
+
+    def _finish_in_flight(self) -> None:
+        """No new attempts; the ones in flight (and any the consumer is handing over) end and are
+        recorded before the worker goes. Not longer than a lease: by then any that were never started
+        (their consumer failed between its commit and ``start``) are other workers' again."""
+        self._slots.close()
+        give_up_at = time.monotonic() + self.settings.lease_seconds
+        while self._slots.taken > 0:
+            if time.monotonic() > give_up_at:
+                log.warning("stopping with attempts unrecorded", extra={"count": self._slots.taken})
+                break
+            self._wake.wait(_SIGNAL_CHECK_SECONDS)
+            self._wake.clear()
+            done = self._take_finished()
+            self._slots.give_back(len(done))
+            self._record_and_claim(done, 0)
+        self._pool.shutdown()
 
     def _wait(self, seconds: float) -> None:
         waited = 0.0
@@ -207,6 +246,35 @@ class DeliveryWorker:
                 self.stopping.wait(_LISTEN_RETRY_SECONDS)
 
 
+class _Slots:
+    """Attempts taken on and not yet recorded, counted for the loop and the consumer together."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._closed = False
+
+    @property
+    def taken(self) -> int:
+        return self._taken
+
+    def take(self, wanted: int, up_to: int) -> int:
+        """Take at most ``wanted`` while no more than ``up_to`` are taken in all; how many were."""
+        with self._lock:
+            granted = 0 if self._closed else max(0, min(wanted, up_to - self._taken))
+            self._taken += granted
+            return granted
+
+    def give_back(self, count: int) -> None:
+        with self._lock:
+            self._taken -= count
+
+    def close(self) -> None:
+        """Stopping: nothing more is taken on."""
+        with self._lock:
+            self._closed = True
+
+
 @dataclass(frozen=True)
 class _Done:
     finished: Finished | None  # None: the attempt failed unexpectedly and is not recorded
@@ -242,7 +310,8 @@ def run_worker(settings: Settings, *, consume: bool = True) -> None:
     if consume:
         from dps_webhooks.consumer import EventConsumer
 
-        helpers.append(_thread("webhook-consumer", EventConsumer(settings, tx).run, (worker.stopping,), worker, failed))
+        consumer = EventConsumer(settings, tx, local=worker)
+        helpers.append(_thread("webhook-consumer", consumer.run, (worker.stopping,), worker, failed))
     for helper in helpers:
         helper.start()
     log.info("worker started", extra={"concurrency": settings.delivery_concurrency, "consume": consume})

@@ -10,21 +10,25 @@ never sent; it does not count against the endpoint (the receiver did nothing wro
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Row, func, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Boolean, DateTime, Integer, Interval, Row, String, Text, Uuid, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.orm import Session
 
 from dps_common.http.json import loads
 from dps_common.ids import new_id
 
+from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.delivery.claims import Claimed
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
 DELIVERIES_CHANNEL = "webhook_deliveries"  # NOTIFY wakes idle workers when deliveries become due
@@ -66,37 +70,64 @@ class IncomingEvent:
 
 def accept_event(session: Session, event: IncomingEvent) -> int:
     """Store one event and its deliveries; 0 when the event was already accepted."""
-    return accept_events(session, [event])
+    return accept_events(session, [event]).deliveries
 
 
-def accept_events(session: Session, events: list[IncomingEvent]) -> int:
-    """Store a batch of events and their deliveries in a few statements; returns the number of
-    deliveries created. Events already accepted (or repeated within the batch) create nothing."""
+@dataclass(frozen=True)
+class Accepted:
+    deliveries: int  # created, whatever their state
+    claimed: list[Claimed]  # the ones stored already claimed for the caller to attempt
+
+
+def _take_none(count: int) -> int:
+    return 0
+
+
+def accept_events(
+    session: Session,
+    events: list[IncomingEvent],
+    *,
+    take_up_to: Callable[[int], int] = _take_none,
+    lease_seconds: float = 0.0,
+) -> Accepted:
+    """Store a batch of events and their deliveries in a few statements. Events already accepted
+    (or repeated within the batch) create nothing.
+
+    ``take_up_to(n)`` is asked how many of the ``n`` deliveries due now the caller (the consumer, for
+    its own worker) will attempt itself. Those are stored already claimed, as a worker's claim would
+    leave them (a lease of ``lease_seconds``, a claim token, attempt 1), and returned: no claim
+    statement and no wake-up for them. The rest are due for any worker, which ``NOTIFY`` wakes.
+    """
     stored = _store_new_events(session, events)
     if not stored:
-        return 0
+        return Accepted(0, [])
     by_organization: dict[UUID, list[Row]] = defaultdict(list)
-    for endpoint in session.execute(
-        select(WebhookEndpoint.id, WebhookEndpoint.organization_id, WebhookEndpoint.status, WebhookEndpoint.event_types)
-        .where(
-            WebhookEndpoint.organization_id.in_({event.organization_id for event in stored}),
-            WebhookEndpoint.status != "DISABLED",
-        )
-        .order_by(WebhookEndpoint.id)
-    ):
+    organizations = list({event.organization_id for event in stored})
+    for endpoint in session.connection().execute(_SUBSCRIBERS, {"organizations": organizations}):
         by_organization[endpoint.organization_id].append(endpoint)
-    now = session.scalar(select(func.now()))  # the transaction's now(), as add_delivery's rows get it
-    rows = [
-        delivery_row(event, endpoint.id, now=now, held=endpoint.status != "ACTIVE")
+    pairs = [
+        (event, endpoint)
         for event in stored
         for endpoint in by_organization[event.organization_id]
         if _subscribed(endpoint.event_types, event.type)
     ]
-    if rows:  # executemany with plain values: SQLAlchemy sends multi-row INSERTs and caches the statement
-        session.execute(insert(WebhookDelivery.__table__), rows)
-    if any(row["next_attempt_at"] is not None for row in rows):
+    # offsets from the statement's now(): one clock for every row, no round trip to read it
+    rows = [delivery_row(event, endpoint.id, now=_NOW, held=endpoint.status != "ACTIVE") for event, endpoint in pairs]
+    due = [i for i, row in enumerate(rows) if row["next_attempt_at"] is not None]
+    taken = due[: max(0, min(take_up_to(len(due)), len(due)))]
+    token = uuid.uuid4()
+    claimed = []
+    for i in taken:
+        (event, endpoint), row = pairs[i], rows[i]
+        row.update(attempt_count=1, claim_token=token, next_attempt_at=timedelta(seconds=lease_seconds))
+        claimed.append(
+            Claimed(row["id"], endpoint.id, event.id, 1, False, endpoint.url, endpoint.secret_sealed, event.body, token)
+        )
+    if rows:
+        session.connection().execute(_INSERT_DELIVERIES, as_arrays(rows, _DELIVERY_COLUMNS))
+    if len(due) > len(taken):
         notify_due(session)
-    return len(rows)
+    return Accepted(len(rows), claimed)
 
 
 def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[IncomingEvent]:
@@ -108,14 +139,8 @@ def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[Inc
     if not unique:
         return []
     ordered = [unique[event_id] for event_id in sorted(unique)]
-    inserted = set(
-        session.scalars(
-            insert(WebhookEvent.__table__)
-            .on_conflict_do_nothing(index_elements=["id"])
-            .returning(WebhookEvent.__table__.c.id, sort_by_parameter_order=False),
-            [_event_row(event) for event in ordered],
-        )
-    )
+    rows = [_event_row(event) for event in ordered]
+    inserted = set(session.connection().execute(_INSERT_EVENTS, as_arrays(rows, _EVENT_COLUMNS)).scalars())
     return [event for event in ordered if event.id in inserted]
 
 
@@ -150,7 +175,7 @@ def delivery_row(
 ) -> dict[str, Any]:
     """The columns of a new delivery, the one source of its rules: due ``now``, held
     (``next_attempt_at`` NULL) or, when the payload is over the limit, ``EXHAUSTED`` at once.
-    ``now`` is the transaction's time, as a value or as ``func.now()``."""
+    ``now`` is the transaction's time as ``func.now()``, or (for ``accept_events``) the offset 0 from it."""
     oversized = event.oversized
     return {
         "id": new_id(),
@@ -189,7 +214,7 @@ def add_delivery(
 
 def notify_due(session: Session) -> None:
     """Wake the workers when this transaction commits (PostgreSQL folds repeats into one)."""
-    session.execute(select(func.pg_notify(DELIVERIES_CHANNEL, "")))
+    session.connection().execute(_NOTIFY_DUE)
 
 
 def hold_pending(session: Session, endpoint_id: UUID, *, keep_tests: bool) -> None:
@@ -217,3 +242,53 @@ def release_held(session: Session, endpoint_id: UUID) -> None:
     )
     if released.rowcount:
         notify_due(session)
+
+
+# Built once: statement construction costs more than the queries on the consumer's path.
+_NOTIFY_DUE = select(func.pg_notify(DELIVERIES_CHANNEL, ""))
+
+_E = WebhookEndpoint
+_SUBSCRIBERS = (
+    select(_E.id, _E.organization_id, _E.status, _E.event_types, _E.url, _E.secret_sealed)
+    .where(_E.organization_id == func.any(bindparam("organizations", type_=ARRAY(Uuid()))), _E.status != "DISABLED")
+    .order_by(_E.id)
+)
+
+_EVENT_COLUMNS = {
+    "id": Uuid(),
+    "organization_id": Uuid(),
+    "event_type": String(),
+    "occurred_at": DateTime(timezone=True),
+    "body": Text(),
+    "body_bytes": Integer(),
+}
+_EV = unnested("event", _EVENT_COLUMNS)
+_INSERT_EVENTS = (
+    insert(WebhookEvent.__table__)
+    .from_select(list(_EVENT_COLUMNS), select(*_EV.c))
+    .on_conflict_do_nothing(index_elements=["id"])
+    .returning(WebhookEvent.__table__.c.id)
+)
+
+_NOW = timedelta(0)  # delivery_row's ``now`` in a batch: the times are offsets from the statement's now()
+_DELIVERY_COLUMNS = {
+    "id": Uuid(),
+    "organization_id": Uuid(),
+    "endpoint_id": Uuid(),
+    "event_id": Uuid(),
+    "event_type": String(),
+    "status": String(),
+    "is_test": Boolean(),
+    "retry_of": Uuid(),
+    "attempt_count": Integer(),
+    "next_attempt_at": Interval(),  # offset from now(); NULL: held or final
+    "claim_token": Uuid(),
+    "last_error_message": Text(),
+    "completed_at": Interval(),  # offset from now(); NULL: not final
+}
+_DV = unnested("delivery", _DELIVERY_COLUMNS)
+_AT_TIMES = {"next_attempt_at", "completed_at"}
+_INSERT_DELIVERIES = insert(WebhookDelivery.__table__).from_select(
+    list(_DELIVERY_COLUMNS),
+    select(*(func.now() + _DV.c[name] if name in _AT_TIMES else _DV.c[name] for name in _DELIVERY_COLUMNS)),
+)

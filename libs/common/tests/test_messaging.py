@@ -9,13 +9,22 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from kombu import Connection, Queue
 
 from dps_common.events import envelope
-from dps_common.messaging import Backoff, EventPublisher, PublishFailed, connect, events_exchange, redacted
+from dps_common.messaging import (
+    Backoff,
+    EventPublisher,
+    OutgoingEvent,
+    PublishFailed,
+    connect,
+    events_exchange,
+    redacted,
+)
+from dps_common.messaging.confirms import BatchConfirms
 from dps_common.testing.broker import broker_stopped
 from dps_common.testing.services import fresh_vhost
 
@@ -28,8 +37,14 @@ def amqp_url() -> Iterator[str]:
         yield url
 
 
-def bound_queue(connection: Connection, pattern: str = "#", exchange: str = EXCHANGE) -> Queue:
-    queue = Queue(f"q-{uuid4().hex[:8]}", exchange=events_exchange(exchange), routing_key=pattern, durable=True)
+def bound_queue(connection: Connection, pattern: str = "#", exchange: str = EXCHANGE, **arguments) -> Queue:
+    queue = Queue(
+        f"q-{uuid4().hex[:8]}",
+        exchange=events_exchange(exchange),
+        routing_key=pattern,
+        durable=True,
+        queue_arguments=arguments,
+    )
     queue(connection.default_channel).declare()
     return queue
 
@@ -71,6 +86,93 @@ def test_an_event_no_queue_is_bound_for_is_a_failure_not_a_silent_drop(amqp_url:
         publisher.publish(envelope("quote.created", uuid4(), {}))  # the connection is still usable
     finally:
         publisher.close()
+
+
+def outgoing(event_type: str, n: int) -> OutgoingEvent:
+    """An event as the relay sends it: the stored text of its envelope (spaced as PostgreSQL spaces it)."""
+    event = envelope(event_type, uuid4(), {"n": n})
+    return OutgoingEvent(UUID(event["id"]), event_type, json.dumps(event))
+
+
+def test_a_batch_is_sent_as_given_and_every_event_reported_confirmed(amqp_url: str) -> None:
+    events = [outgoing("quote.approved", n) for n in range(3)]
+    with connect(amqp_url) as connection:
+        queue = bound_queue(connection, exchange="test.batch")
+        publisher = EventPublisher(amqp_url, "test.batch")
+        try:
+            first = publisher.publish_batch(events)
+            second = publisher.publish_batch(events[:1])  # the channel's delivery tags go on counting
+        finally:
+            publisher.close()
+        messages = received(connection, queue)
+    assert (first.confirmed, first.failure) == ([event.id for event in events], None)
+    assert (second.confirmed, second.failure) == ([events[0].id], None)
+    sent = events + events[:1]
+    assert [message.body for message in messages] == [event.body for event in sent]
+    assert [message.properties["message_id"] for message in messages] == [str(event.id) for event in sent]
+    assert all(message.properties["delivery_mode"] == 2 for message in messages)
+    assert all(message.content_type == "application/json" for message in messages)
+
+
+def test_in_a_batch_only_the_unroutable_event_fails(amqp_url: str) -> None:
+    events = [outgoing("quote.created", 1), outgoing("nobody.listens", 2), outgoing("quote.created", 3)]
+    with connect(amqp_url) as connection:
+        queue = bound_queue(connection, "quote.*", exchange="test.batch.unrouted")
+        publisher = EventPublisher(amqp_url, "test.batch.unrouted")
+        try:
+            published = publisher.publish_batch(events)
+            after = publisher.publish_batch(events[:1])  # the connection is still usable
+        finally:
+            publisher.close()
+        bodies = [message.body for message in received(connection, queue)]
+    assert published.confirmed == [events[0].id, events[2].id]
+    assert "no queue is bound for event type 'nobody.listens'" in str(published.failure)
+    assert (after.confirmed, after.failure) == ([events[0].id], None)
+    assert bodies == [events[0].body, events[2].body, events[0].body]
+
+
+def test_in_a_batch_the_events_the_broker_refuses_are_not_reported_confirmed(amqp_url: str) -> None:
+    """A queue that rejects publishes beyond two messages: the broker acks two and nacks the rest."""
+    events = [outgoing("quote.created", n) for n in range(4)]
+    with connect(amqp_url) as connection:
+        bound_queue(connection, exchange="test.batch.full", **{"x-max-length": 2, "x-overflow": "reject-publish"})
+    publisher = EventPublisher(amqp_url, "test.batch.full")
+    try:
+        published = publisher.publish_batch(events)
+    finally:
+        publisher.close()
+    assert published.confirmed == [events[0].id, events[1].id]
+    assert "refused 2 of 4" in str(published.failure)
+
+
+def test_a_batch_while_the_broker_is_down_confirms_nothing_and_the_next_one_reconnects(amqp_url: str) -> None:
+    events = [outgoing("quote.created", n) for n in range(3)]
+    with connect(amqp_url) as connection:
+        queue = bound_queue(connection, exchange="test.batch.restart")
+    publisher = EventPublisher(amqp_url, "test.batch.restart")
+    try:
+        publisher.connect()
+        with broker_stopped():
+            down = publisher.publish_batch(events)
+        up = publisher.publish_batch(events)
+    finally:
+        publisher.close()
+    assert down.confirmed == [] and isinstance(down.failure, PublishFailed)
+    assert (up.confirmed, up.failure) == ([event.id for event in events], None)
+    with connect(amqp_url) as connection:
+        assert [message.body for message in received(connection, queue)] == [event.body for event in events]
+
+
+def test_confirms_settle_one_tag_or_with_multiple_every_open_tag_up_to_it() -> None:
+    confirms = BatchConfirms(first_tag=5, count=4)  # tags 5, 6, 7, 8
+    confirms.ack(6, multiple=False)
+    confirms.ack(4, multiple=True)  # an earlier batch's: nothing here
+    confirms.ack(9, multiple=False)  # not this batch's
+    assert (confirms.acked(), confirms.unsettled) == ([1], 3)
+    confirms.nack(7, multiple=True)  # 5 and 7; 6 stays acked
+    assert (confirms.acked(), confirms.nacked(), confirms.unsettled) == ([1], 2, 1)
+    confirms.ack(12, multiple=True)  # reaches past the batch: settles its last open tag only
+    assert (confirms.acked(), confirms.nacked(), confirms.unsettled) == ([1, 3], 2, 0)
 
 
 def test_publish_fails_while_the_broker_is_down_and_works_again_after(amqp_url: str) -> None:
@@ -127,6 +229,24 @@ def test_filesystem_transport_refuses_an_event_no_queue_is_bound_for(tmp_path) -
         finally:
             publisher.close()
         assert [json.loads(m.body)["type"] for m in received(connection, quotes)] == ["quote.created"]
+
+
+def test_filesystem_transport_writes_a_batch_but_its_unroutable_events(tmp_path) -> None:
+    url = f"filesystem://{tmp_path / 'broker'}"
+    events = [outgoing("quote.created", 1), outgoing("deal.closed", 2), outgoing("quote.created", 3)]
+    with connect(url) as connection:
+        quotes = bound_queue(connection, "quote.*", exchange="test.fs.batch")
+        publisher = EventPublisher(url, "test.fs.batch")
+        try:
+            published = publisher.publish_batch(events)
+        finally:
+            publisher.close()
+        messages = received(connection, quotes)
+    assert published.confirmed == [events[0].id, events[2].id]
+    assert "no queue is bound for event type 'deal.closed'" in str(published.failure)
+    # the transport's files come back in no fixed order
+    assert sorted(message.body.decode() for message in messages) == sorted([events[0].body, events[2].body])
+    assert all(message.properties["message_id"] == json.loads(message.body)["id"] for message in messages)
 
 
 def test_backoff_doubles_up_to_its_maximum_and_stops_early_when_asked() -> None:

@@ -1,5 +1,5 @@
 """Alembic is the only way the schema changes: the migrated schema is exactly the models, and the
-chain goes down to nothing and up again."""
+chain goes down to nothing (no table, no function left) and up again."""
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -41,6 +41,10 @@ def test_the_chain_downgrades_to_nothing_and_upgrades_again():
             tables = connection.execute(
                 text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'")
             ).scalars().all()
+            functions = connection.execute(
+                text("SELECT proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE nspname = 'public'")
+            ).scalars().all()
         engine.dispose()
         assert tables == []
+        assert functions == []  # the outbox's trigger function too
         upgrade(url)

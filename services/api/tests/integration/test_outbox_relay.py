@@ -33,7 +33,7 @@ from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.relay import OutboxRelay, RelaySettings
 from dps_api.relay.batches import claim_unpublished
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import OUTBOX_CHANNEL, record_event
 
 EXCHANGE = "test.relay.events"
 RELAY_APPLICATION = "dps-outbox-relay-test"  # the LISTEN connection's name starts the same way
@@ -67,11 +67,13 @@ def amqp_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def queue(amqp_url: str, tx: Transactions) -> Iterator[Queue]:
-    """A queue bound to every event type; the outbox starts each test with nothing unpublished."""
+def queue(request: pytest.FixtureRequest, amqp_url: str, tx: Transactions) -> Iterator[Queue]:
+    """A queue bound to every event type (or as an indirect parameter says: ``Queue`` arguments); the
+    outbox starts each test with nothing unpublished."""
     with tx() as session:
         session.execute(OutboxEvent.__table__.update().values(published_at=func.now()))
-    queue = Queue(f"relay-test-{uuid4().hex[:8]}", exchange=events_exchange(EXCHANGE), routing_key="#", durable=True)
+    options = {"routing_key": "#", **getattr(request, "param", {})}
+    queue = Queue(f"relay-test-{uuid4().hex[:8]}", exchange=events_exchange(EXCHANGE), durable=True, **options)
     with connect(amqp_url) as connection:
         queue(connection.default_channel).declare()
     yield queue
@@ -167,6 +169,56 @@ def test_nothing_is_marked_while_the_broker_is_down(tx, queue, amqp_url, make_re
     assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)
 
 
+def test_a_commit_notifies_the_relays_channel_and_a_rollback_does_not(tx, database_url) -> None:
+    """The outbox's trigger notifies for every insert, at commit only: the channel the relay listens on."""
+    with psycopg.connect(database_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {OUTBOX_CHANNEL}")
+        with pytest.raises(RuntimeError), tx() as session:
+            record_event(session, "quote.approved", uuid4(), {}, datetime.now(UTC))
+            raise RuntimeError("roll back")
+        assert list(listener.notifies(timeout=0.5)) == []
+        with tx() as session:
+            record_event(session, "quote.approved", uuid4(), {}, datetime.now(UTC))
+            record_event(session, "quote.approved", uuid4(), {}, datetime.now(UTC))
+            assert list(listener.notifies(timeout=0.5)) == []  # not before the commit
+        [notification] = listener.notifies(timeout=WAIT_SECONDS, stop_after=1)
+        assert notification.channel == OUTBOX_CHANNEL
+        assert list(listener.notifies(timeout=0.5)) == []  # one per transaction, however many events
+
+
+@pytest.mark.parametrize("queue", [{"routing_key": "quote.*"}], indirect=True)
+def test_an_unroutable_event_stays_unpublished_and_the_rest_of_its_batch_is_marked(
+    tx, queue, amqp_url, make_relay
+) -> None:
+    routed = write_events(tx, 2)
+    unroutable = write_events(tx, 1, "deal.closed")
+    routed += write_events(tx, 2)
+    with pytest.raises(PublishFailed, match="no queue is bound for event type 'deal.closed'"):
+        make_relay().relay_batch()
+    assert unpublished(tx, routed + unroutable) == set(unroutable)
+    assert [UUID(event["id"]) for event in drain(amqp_url, queue)] == routed
+
+
+@pytest.mark.parametrize(
+    "queue", [{"queue_arguments": {"x-max-length": 2, "x-overflow": "reject-publish"}}], indirect=True
+)
+def test_events_the_broker_refuses_midway_stay_unpublished_and_the_confirmed_are_marked(
+    tx, queue, amqp_url, make_relay
+) -> None:
+    """A full queue that rejects publishes: the broker acks the first two of the batch, nacks the rest."""
+    ids = write_events(tx, 5)
+    relay = make_relay()
+    with pytest.raises(PublishFailed, match="refused 3 of 5"):
+        relay.relay_batch()
+    assert relay.published == 2
+    assert unpublished(tx, ids) == set(ids[2:])
+    assert [UUID(event["id"]) for event in drain(amqp_url, queue)] == ids[:2]
+    with pytest.raises(PublishFailed, match="refused 1 of 3"):  # the refused rows again: two fit now
+        relay.relay_batch()
+    assert unpublished(tx, ids) == set(ids[4:])
+    assert [UUID(event["id"]) for event in drain(amqp_url, queue)] == ids[2:4]
+
+
 def test_the_relay_rides_out_a_broker_restart_and_every_event_arrives(tx, queue, amqp_url, make_relay) -> None:
     before = write_events(tx, 50)
     with running(make_relay(batch_size=10)):
@@ -198,7 +250,7 @@ def test_the_relay_reconnects_after_its_database_connections_are_dropped(tx, que
 def test_rows_another_relay_holds_are_skipped_not_published(tx, queue, amqp_url, make_relay) -> None:
     held = write_events(tx, 3)
     with tx() as holder:
-        assert {event_id for event_id, _ in claim_unpublished(holder, 3)} == set(held)
+        assert {event.id for event in claim_unpublished(holder, 3)} == set(held)
         free = write_events(tx, 4)
         assert make_relay().relay_batch() == 4  # the held rows are skipped, not waited for
         assert unpublished(tx, free) == set()

@@ -1,4 +1,4 @@
-"""Events over the broker: the exchange, connections, a confirming publisher and reconnect pacing.
+"""Events over the broker: the exchange, connections, a confirming batch publisher and reconnect pacing.
 
 kombu is the one broker library. ``amqp://`` URLs reach RabbitMQ; ``filesystem:///folder`` is the
 zero-install transport for ``make run`` (processes on one machine share the folder)."""
@@ -12,14 +12,16 @@ from dps_common.messaging.broker import (
     events_exchange,
     redacted,
 )
-from dps_common.messaging.publisher import EventPublisher, PublishFailed
+from dps_common.messaging.publisher import EventPublisher, OutgoingEvent, Published, PublishFailed
 
 __all__ = [
     "DEFAULT_AMQP_URL",
     "DEFAULT_EVENTS_EXCHANGE",
     "Backoff",
     "EventPublisher",
+    "OutgoingEvent",
     "PublishFailed",
+    "Published",
     "broker_errors",
     "connect",
     "events_exchange",

@@ -27,9 +27,9 @@ def events_exchange(name: str = DEFAULT_EVENTS_EXCHANGE) -> Exchange:
     return Exchange(name, type="topic", durable=True, auto_delete=False)
 
 
-def connect(url: str, *, confirm_publish: bool = False) -> Connection:
-    """A (lazy) connection for ``url``. ``confirm_publish`` makes every publish on it wait for the
-    broker's ack, so a returned ``publish`` means the broker has the message."""
+def connect(url: str) -> Connection:
+    """A (lazy) connection for ``url``. Publisher confirms are the publisher's own: it puts its
+    channel in confirm mode and waits once per batch, not per message."""
     if url.startswith("filesystem:"):
         return Connection("filesystem://", transport_options=filesystem_options(url))
     return Connection(
@@ -37,7 +37,6 @@ def connect(url: str, *, confirm_publish: bool = False) -> Connection:
         heartbeat=HEARTBEAT_SECONDS,
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         transport_options={
-            "confirm_publish": confirm_publish,
             "read_timeout": SOCKET_TIMEOUT_SECONDS,
             "write_timeout": SOCKET_TIMEOUT_SECONDS,
         },

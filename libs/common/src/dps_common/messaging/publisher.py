@@ -1,100 +1,176 @@
-"""Publishing events so that a returned call means the broker has them.
+"""Publishing events so that what the broker confirmed is known, a batch at a time.
 
 On AMQP the channel is in confirm mode (RabbitMQ acks each message once it is routed to its queues
 and, for persistent messages on durable queues, written), messages are persistent and ``mandatory``:
 a message no queue is bound for is returned by the broker, and that counts as a failure, so an
-outbox row is never marked sent for an event that went nowhere. The filesystem transport writes
-synchronously and would drop an unroutable message silently, so its bindings are checked first.
+outbox row is never marked sent for an event that went nowhere. A batch is sent back to back and its
+confirms are awaited once (not one round trip per message); the result names the events the broker
+confirmed, so a caller marks exactly those. The filesystem transport writes synchronously and would
+drop an unroutable message silently, so its bindings are checked first.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+from uuid import UUID
 
 from kombu import Connection, Producer
 
 from dps_common.http.json import dumps
 from dps_common.messaging.broker import DEFAULT_EVENTS_EXCHANGE, broker_errors, connect, events_exchange, redacted
+from dps_common.messaging.confirms import BatchConfirms
 
 log = logging.getLogger("dps.messaging.publisher")
 
-CONFIRM_TIMEOUT_SECONDS = 10.0
+CONFIRM_TIMEOUT_SECONDS = 10.0  # for a whole batch's confirms
 PERSISTENT = 2
+CONTENT_TYPE = "application/json"
+CONTENT_ENCODING = "utf-8"
 
 
 class PublishFailed(Exception):
     """The broker did not take the message (nack, returned, or the connection failed)."""
 
 
-class EventPublisher:
-    """One connection and confirming producer, opened on first use and again after a failure.
+class OutgoingEvent(NamedTuple):
+    """An event ready to send: its id (the message id), its type (the routing key) and its envelope,
+    already serialized (sent as is)."""
 
-    Not thread-safe: one per thread. ``publish`` raises ``PublishFailed`` on any broker trouble,
-    after dropping the connection so that the next call reconnects."""
+    id: UUID | str
+    type: str
+    body: bytes | str
+
+
+@dataclass(frozen=True)
+class Published:
+    """What the broker took from a batch: the ids of the events it confirmed, in publish order, and
+    why the others were not taken (``None`` when every one was)."""
+
+    confirmed: list[UUID | str]
+    failure: PublishFailed | None = None
+
+
+class EventPublisher:
+    """One connection and confirm-mode channel, opened on first use and again after a failure.
+
+    Not thread-safe: one per thread. On any broker trouble the connection is dropped, so that the
+    next call reconnects."""
 
     def __init__(self, url: str, exchange_name: str = DEFAULT_EVENTS_EXCHANGE):
         self.url = url
         self.exchange = events_exchange(exchange_name)
         self._connection: Connection | None = None
-        self._producer: Producer | None = None
-        self._returned: set[str] = set()
-        self._checks_routes = False  # set for transports that drop unroutable messages silently
+        self._channel: Any = None
+        self._producer: Producer | None = None  # the filesystem transport's; AMQP publishes on the channel
+        self._next_tag = 1  # the delivery tag the broker gives the channel's next publish
+        self._confirms: BatchConfirms | None = None  # the batch awaiting its confirms
 
     def connect(self) -> None:
         """Connect and declare the exchange now (raises ``PublishFailed``); a no-op when connected."""
-        if self._producer is not None:
+        if self._channel is not None:
             return
-        connection = connect(self.url, confirm_publish=True)
+        connection = connect(self.url)
         try:
             connection.ensure_connection(max_retries=1)
             channel = connection.channel()
-            # only AMQP returns unroutable messages; the filesystem transport has no such event
-            on_return = self._on_return if hasattr(channel, "events") else None
-            producer = Producer(channel, exchange=self.exchange, on_return=on_return)
-            self._checks_routes = on_return is None
-            self.exchange.declare(channel=producer.channel)
+            self.exchange.declare(channel=channel)
+            if hasattr(channel, "events"):  # AMQP: confirms and returns arrive as channel events
+                channel.confirm_select()
+                channel.events["basic_ack"].add(self._on_ack)
+                channel.events["basic_nack"].add(self._on_nack)
+                channel.events["basic_return"].add(self._on_return)
+                producer = None
+            else:
+                producer = Producer(channel, exchange=self.exchange)
         except broker_errors(connection) as exc:
             connection.release()
             raise PublishFailed(f"cannot reach the broker at {redacted(self.url)}: {exc!r}") from exc
-        self._connection, self._producer = connection, producer
+        self._connection, self._channel, self._producer, self._next_tag = connection, channel, producer, 1
         log.info("broker connected", extra={"broker": redacted(self.url), "exchange": self.exchange.name})
 
     def publish(self, envelope: dict[str, Any]) -> None:
-        """Publish one event envelope and wait for the broker's confirm."""
-        self.connect()
-        assert self._connection is not None and self._producer is not None
-        message_id = str(envelope["id"])
-        routing_key = str(envelope["type"])
-        if self._checks_routes and not self._routed(routing_key):
-            raise PublishFailed(f"no queue is bound for event type {routing_key!r}")
+        """Publish one event envelope and wait for the broker's confirm (raises ``PublishFailed``)."""
+        event = OutgoingEvent(str(envelope["id"]), str(envelope["type"]), dumps(envelope))
+        failure = self.publish_batch([event]).failure
+        if failure is not None:
+            raise failure
+
+    def publish_batch(self, events: Sequence[OutgoingEvent]) -> Published:
+        """Publish ``events`` and wait (at most ``CONFIRM_TIMEOUT_SECONDS``) for the broker's verdict
+        on all of them. Never raises for broker trouble: the result says what was confirmed."""
+        if not events:
+            return Published([])
         try:
-            self._producer.publish(
-                dumps(envelope),
-                routing_key=routing_key,
-                content_type="application/json",
-                content_encoding="utf-8",
-                delivery_mode=PERSISTENT,
-                mandatory=True,
-                message_id=message_id,
-                confirm_timeout=CONFIRM_TIMEOUT_SECONDS,
-                timeout=CONFIRM_TIMEOUT_SECONDS,
-            )
-        except broker_errors(self._connection) as exc:
+            self.connect()
+        except PublishFailed as exc:
+            return Published([], exc)
+        if self._producer is not None:
+            return self._write_routed(events)
+        return self._publish_confirmed(events)
+
+    def _publish_confirmed(self, events: Sequence[OutgoingEvent]) -> Published:
+        channel, exchange = self._channel, self.exchange.name
+        confirms = self._confirms = BatchConfirms(self._next_tag, len(events))
+        deadline = time.monotonic() + CONFIRM_TIMEOUT_SECONDS
+        failure = None
+        try:
+            for event in events:
+                properties = {"delivery_mode": PERSISTENT, "message_id": str(event.id)}
+                message = channel.prepare_message(event.body, 0, CONTENT_TYPE, CONTENT_ENCODING, {}, properties)
+                channel.basic_publish(message, exchange=exchange, routing_key=event.type, mandatory=True)
+                self._next_tag += 1
+            while confirms.unsettled:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{confirms.unsettled} events not confirmed in {CONFIRM_TIMEOUT_SECONDS} s")
+                self._connection.drain_events(timeout=remaining)
+        except broker_errors(self._connection) as exc:  # a timeout too: unsettled tags would skew the next batch
+            failure = PublishFailed(f"publish failed: {exc!r}")
+        except Exception as exc:  # a surprise mid-batch: the channel's state is unknown
+            failure = PublishFailed(f"publish not confirmed: {exc!r}")
+        if failure is not None:
             self.close()
-            raise PublishFailed(f"publish failed: {exc!r}") from exc
-        except Exception as exc:  # py-amqp's MessageNacked and timeouts are not connection errors
-            self.close()
-            raise PublishFailed(f"publish not confirmed: {exc!r}") from exc
-        # RabbitMQ sends basic.return before the confirm, so a returned message is known by now
-        if message_id in self._returned:
-            self._returned.discard(message_id)
-            raise PublishFailed(f"no queue is bound for event type {envelope['type']!r}")
+        self._confirms = None
+        acked = [events[position].id for position in confirms.acked()]
+        if confirms.returned:  # RabbitMQ acks a returned message too, after returning it
+            acked = [event_id for event_id in acked if str(event_id) not in confirms.returned]
+        if failure is None and confirms.returned:
+            failure = _unrouted(confirms.returned.values())
+        if failure is None and confirms.nacked():
+            failure = PublishFailed(f"the broker refused {confirms.nacked()} of {len(events)} events (nack)")
+        return Published(acked, failure)
+
+    def _write_routed(self, events: Sequence[OutgoingEvent]) -> Published:
+        """The filesystem transport: each event whose type a queue is bound for is written at once."""
+        written, unrouted = [], []
+        for event in events:
+            if not self._routed(event.type):
+                unrouted.append(event.type)
+                continue
+            try:
+                self._producer.publish(
+                    event.body,
+                    routing_key=event.type,
+                    content_type=CONTENT_TYPE,
+                    content_encoding=CONTENT_ENCODING,
+                    delivery_mode=PERSISTENT,
+                    mandatory=True,
+                    message_id=str(event.id),
+                )
+            except broker_errors(self._connection) as exc:
+                self.close()
+                return Published(written, PublishFailed(f"publish failed: {exc!r}"))
+            written.append(event.id)
+        return Published(written, _unrouted(unrouted) if unrouted else None)
 
     def _routed(self, routing_key: str) -> bool:
         """Whether a queue is bound for ``routing_key`` (kombu's in-process transports: their
         binding table, shared between processes through the filesystem transport's control folder)."""
-        channel, name = self._producer.channel, self.exchange.name
+        channel, name = self._channel, self.exchange.name
         return bool(channel.typeof(name).lookup(channel.get_table(name), name, routing_key, None))
 
     def heartbeat(self) -> None:
@@ -107,16 +183,28 @@ class EventPublisher:
             self.close()
 
     def close(self) -> None:
-        connection, self._connection, self._producer = self._connection, None, None
-        self._returned.clear()
+        connection, self._connection, self._channel, self._producer = self._connection, None, None, None
         if connection is not None:
             try:
                 connection.release()
             except Exception:  # already broken: nothing left to close cleanly
                 log.debug("broker connection close failed", exc_info=True)
 
+    def _on_ack(self, delivery_tag: int, multiple: bool) -> None:
+        if self._confirms is not None:
+            self._confirms.ack(delivery_tag, multiple)
+
+    def _on_nack(self, delivery_tag: int, multiple: bool) -> None:
+        if self._confirms is not None:
+            self._confirms.nack(delivery_tag, multiple)
+
     def _on_return(self, exception: Exception, exchange: str, routing_key: str, message: Any) -> None:
         message_id = message.properties.get("message_id") if hasattr(message, "properties") else None
         log.warning("event returned by the broker", extra={"eventId": message_id, "routingKey": routing_key})
-        if message_id:
-            self._returned.add(message_id)
+        if message_id and self._confirms is not None:
+            self._confirms.returned[message_id] = routing_key
+
+
+def _unrouted(event_types: Iterable[str]) -> PublishFailed:
+    names = ", ".join(repr(event_type) for event_type in sorted(set(event_types)))
+    return PublishFailed(f"no queue is bound for event type {names}")

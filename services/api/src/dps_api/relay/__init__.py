@@ -1,9 +1,10 @@
 """The outbox relay (``dealpricing-outbox-relay``): publishes committed outbox events to the broker.
 
 Rows are claimed a batch at a time with ``FOR UPDATE SKIP LOCKED`` (any number of relays can run),
-published with publisher confirms, and marked ``published_at`` in the transaction that holds their
-lock, committed only after the broker confirmed. A crash or a lost broker leaves unconfirmed rows
-unpublished, to be sent again: consumers see duplicates, never gaps.
+published back to back with publisher confirms (awaited once per batch), and the confirmed ones
+marked ``published_at`` in the transaction that holds their lock, committed only after the broker
+confirmed. A crash or a lost broker leaves unconfirmed rows unpublished, to be sent again:
+consumers see duplicates, never gaps.
 """
 
 from dps_api.relay.relay import OutboxRelay

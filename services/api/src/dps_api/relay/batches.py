@@ -1,32 +1,46 @@
-"""The relay's SQL: claim the oldest unpublished events, mark the confirmed ones published."""
+"""The relay's SQL: claim the oldest unpublished events, mark the confirmed ones published.
+
+Both statements are built once and run on the session's connection. The envelope is read as the
+text PostgreSQL stores (``envelope::text``) and published as is: no JSON parsing and re-encoding in
+the relay (consumers parse the body; key order and spacing carry no meaning)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from uuid import UUID
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Integer, Text, Uuid, bindparam, cast, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
+
+from dps_common.messaging import OutgoingEvent
 
 from dps_api.db.models.outbox import OutboxEvent
 
+_OUTBOX = OutboxEvent.__table__
 
-def claim_unpublished(session: Session, limit: int) -> list[tuple[UUID, dict[str, Any]]]:
+_CLAIM_UNPUBLISHED = (
+    select(_OUTBOX.c.id, _OUTBOX.c.event_type, cast(_OUTBOX.c.envelope, Text))
+    .where(_OUTBOX.c.published_at.is_(None))
+    .order_by(_OUTBOX.c.occurred_at)
+    .limit(bindparam("limit", type_=Integer))
+    .with_for_update(skip_locked=True)
+)
+
+_MARK_PUBLISHED = (
+    update(_OUTBOX)
+    .where(_OUTBOX.c.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
+    .values(published_at=func.now())
+)
+
+
+def claim_unpublished(session: Session, limit: int) -> list[OutgoingEvent]:
     """The oldest unpublished events, locked until this transaction ends. Rows another relay holds
     are skipped, not waited for, so relays share the backlog instead of queueing behind each other."""
-    rows = session.execute(
-        select(OutboxEvent.id, OutboxEvent.envelope)
-        .where(OutboxEvent.published_at.is_(None))
-        .order_by(OutboxEvent.occurred_at)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    ).all()
-    return [(row.id, row.envelope) for row in rows]
+    rows = session.connection().execute(_CLAIM_UNPUBLISHED, {"limit": limit})
+    return [OutgoingEvent(*row) for row in rows]
 
 
 def mark_published(session: Session, event_ids: Sequence[UUID]) -> None:
     if event_ids:
-        session.execute(
-            update(OutboxEvent).where(OutboxEvent.id.in_(event_ids)).values(published_at=func.now())
-        )
+        session.connection().execute(_MARK_PUBLISHED, {"ids": list(event_ids)})

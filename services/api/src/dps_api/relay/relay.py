@@ -77,23 +77,16 @@ class OutboxRelay:
     def relay_batch(self) -> int:
         """Publish one batch and mark what the broker confirmed; the number of rows claimed.
 
-        When the broker fails midway, the rows confirmed before the failure are still marked (fewer
-        duplicates), the rest are released unmarked, and ``PublishFailed`` is raised."""
-        confirmed = []
-        failure: PublishFailed | None = None
+        The batch is sent at once and its confirms awaited once. When the broker fails midway, or
+        returns or refuses some events, the rows it confirmed are still marked (fewer duplicates),
+        the rest are released unmarked, and ``PublishFailed`` is raised."""
         with self._tx() as session:
             batch = claim_unpublished(session, self.settings.batch_size)
-            for event_id, envelope in batch:
-                try:
-                    self._publisher.publish(envelope)
-                except PublishFailed as exc:
-                    failure = exc
-                    break
-                confirmed.append(event_id)
-            mark_published(session, confirmed)
-        self.published += len(confirmed)
-        if confirmed:
-            log.info("events published", extra={"count": len(confirmed)})
-        if failure is not None:
-            raise failure
+            published = self._publisher.publish_batch(batch)
+            mark_published(session, published.confirmed)
+        self.published += len(published.confirmed)
+        if published.confirmed:
+            log.info("events published", extra={"count": len(published.confirmed)})
+        if published.failure is not None:
+            raise published.failure
         return len(batch)

@@ -1,7 +1,8 @@
 """Waking the relay when events commit: ``LISTEN`` on a connection of its own.
 
-``record_event`` notifies at commit; without a notification (or without the connection) the relay
-still polls, so a lost notification only delays an event by one poll interval."""
+Every insert into the outbox notifies ``OUTBOX_CHANNEL`` (a trigger, migration 0006), delivered at
+commit; without a notification (or without the connection) the relay still polls, so a lost
+notification only delays an event by one poll interval."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
-from sqlalchemy import MetaData, create_engine, text
+from psycopg.types.array import ListBinaryDumper
+from sqlalchemy import MetaData, create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -39,7 +40,7 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
     # request, and SQLAlchemy then invalidates the whole pool, so a database restart costs each
     # worker at most one failed request; recycling bounds the age of idle connections.
     url = make_url(sqlalchemy_url(database_url)).update_query_dict({"application_name": application_name})
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size,
@@ -47,6 +48,15 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
         json_serializer=lambda value: dumps(value).decode(),
         json_deserializer=loads,
     )
+    event.listen(engine, "connect", _send_lists_in_binary)
+    return engine
+
+
+def _send_lists_in_binary(dbapi_connection, _record) -> None:
+    """Array parameters go in PostgreSQL's binary format: psycopg's text format escapes every element
+    with a regular expression, which costs ~15x more for a batch of JSON bodies (measured: 210 against
+    14 µs per 1.8 KB event). SQLAlchemy renders a cast on every parameter, so the element types hold."""
+    dbapi_connection.adapters.register_dumper(list, ListBinaryDumper)
 
 
 class Transactions:

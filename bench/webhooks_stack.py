@@ -155,6 +155,9 @@ class Stack:
             stack.callback(worker.stop)
             self.workers.append(worker)
 
+    def stop_last_worker(self) -> None:
+        self.workers.pop().stop()
+
     def stop_workers(self) -> None:
         for worker in self.workers:
             worker.stop()

@@ -39,7 +39,8 @@ from dps_webhooks.settings import Settings
 
 log = logging.getLogger("dps.webhooks.consumer")
 
-PREFETCH = 64  # messages in flight to this consumer: the largest batch one transaction stores
+BATCH_SIZE = 32  # the most events one transaction stores: about two rounds of the worker's threads
+PREFETCH = 2 * BATCH_SIZE  # messages in flight to this consumer: the next batch arrives while one is stored
 DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and the heartbeat while idle
 
 
@@ -60,6 +61,8 @@ def events_queue(settings: Settings) -> Queue:
 
 class LocalAttempts(Protocol):
     """The worker in this process, which attempts what the consumer hands it (``DeliveryWorker``)."""
+
+    def wait_for_room(self, count: int) -> None: ...
 
     def take_on(self, count: int) -> int: ...
 
@@ -108,11 +111,10 @@ class EventConsumer:
         consumer.consume()
         log.info("consuming events", extra={"queue": self._queue.name, "exchange": self._queue.exchange.name})
         while not stop.is_set():
-            if _drain(connection, DRAIN_SECONDS):
-                while len(received) < PREFETCH and _drain(connection, 0):  # what has arrived, no waiting
+            if received or _drain(connection, DRAIN_SECONDS):
+                while len(received) < BATCH_SIZE and _drain(connection, 0):  # what has arrived, no waiting
                     pass
-                batch = received[:]
-                received.clear()
+                batch, received[:] = received[:BATCH_SIZE], received[BATCH_SIZE:]
                 self._accept(batch)
             connection.heartbeat_check()
 
@@ -139,6 +141,8 @@ class EventConsumer:
     def _store(self, parsed: list[tuple[Message, IncomingEvent]]) -> None:
         """One transaction for the batch, then the acks; requeue all of it when the database fails."""
         events = [event for _, event in parsed]
+        if self._local is not None:
+            self._local.wait_for_room(len(events))
         taken = 0
 
         def take_up_to(count: int) -> int:

@@ -14,6 +14,7 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from dps_webhooks.domain.addresses import IPAddress, IPNetwork, is_allowed, refusal
@@ -53,6 +54,7 @@ def vet_url(url: str, allowed_networks: Iterable[IPNetwork] = ()) -> Target:
     return Target(host, port, path_and_query, str(chosen))
 
 
+@lru_cache(maxsize=4096)  # pure; every attempt to an endpoint parses the same URL (refusals raise: not cached)
 def _parse(url: str) -> tuple[str, int, str]:
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
         raise UrlRefused("must not contain whitespace or control characters")

@@ -224,12 +224,13 @@ def test_stopping_the_worker_finishes_the_attempt_in_flight_and_records_it(store
 
 
 def test_deliveries_the_consumer_hands_over_are_stored_claimed_and_sent_without_a_claim(store, receiver, settings_for):
-    """What the consumer stores for its own worker (up to one round beyond its threads) is claimed
+    """What the consumer stores for its own worker (up to four rounds of its threads) is claimed
     already: polling and claiming cannot take it, only ``start`` sends it. The rest is due for anyone."""
-    organization_id = store.endpoint_row(new_endpoint(store, receiver, "/handed-over-1")[0])["organization_id"]
-    for path in ("/handed-over-2", "/handed-over-3"):
+    paths = [f"/handed-over-{n}" for n in range(1, 6)]
+    organization_id = store.endpoint_row(new_endpoint(store, receiver, paths[0])[0])["organization_id"]
+    for path in paths[1:]:
         new_endpoint(store, receiver, path, organization_id=organization_id)
-    # one thread: two taken on; polls too rare to matter within the test
+    # one thread: four taken on, the fifth left due; polls too rare to matter within the test
     settings = settings_for(**{**QUICK, "WEBHOOK_DELIVERY_CONCURRENCY": "1", "WEBHOOK_POLL_INTERVAL_SECONDS": "60"})
     handed_over = []
 
@@ -243,7 +244,7 @@ def test_deliveries_the_consumer_hands_over_are_stored_claimed_and_sent_without_
     before = datetime.now(UTC)
     with running_worker(settings, before_start=consume) as worker:
         [accepted] = handed_over
-        assert accepted.deliveries == 3 and len(accepted.claimed) == 2
+        assert accepted.deliveries == 5 and len(accepted.claimed) == 4
         for claimed in accepted.claimed:
             row = store.delivery_row(claimed.delivery_id)
             assert (row["status"], row["attempt_count"], row["claim_token"]) == ("PENDING", 1, claimed.token)
@@ -251,7 +252,7 @@ def test_deliveries_the_consumer_hands_over_are_stored_claimed_and_sent_without_
         worker.start(accepted.claimed)
         for claimed in accepted.claimed:
             assert store.wait_for_status(claimed.delivery_id, "SUCCESS", timeout=20)["attempt_count"] == 1
-        # the third was stored due and unclaimed; its NOTIFY woke the loop, which claimed it
-        requests = receiver.wait_for(3, where=lambda request: request.path.startswith("/handed-over-"))
-    assert sorted(request.path for request in requests) == ["/handed-over-1", "/handed-over-2", "/handed-over-3"]
+        # the fifth was stored due and unclaimed; its NOTIFY woke the loop, which claimed it
+        requests = receiver.wait_for(5, where=lambda request: request.path.startswith("/handed-over-"))
+    assert sorted(request.path for request in requests) == paths
     assert all(request.verified and request.headers["x-service-attempt"] == "1" for request in requests)

@@ -7,6 +7,7 @@ applies from the next attempt on, with no overlap).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from uuid import UUID
 
 from standardwebhooks import Webhook
@@ -18,14 +19,20 @@ def delivery_headers(
     *, secret: str, event_id: UUID, delivery_id: UUID, attempt: int, body: str, now: datetime | None = None
 ) -> dict[str, str]:
     timestamp = now or datetime.now(UTC)
-    signature = Webhook(secret).sign(msg_id=str(event_id), timestamp=timestamp, data=body)
+    message_id = str(event_id)
+    signature = _signer(secret).sign(msg_id=message_id, timestamp=timestamp, data=body)
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        "webhook-id": str(event_id),
+        "webhook-id": message_id,
         "webhook-timestamp": str(int(timestamp.timestamp())),
         "webhook-signature": signature,
-        "X-Service-Event-Id": str(event_id),
+        "X-Service-Event-Id": message_id,
         "X-Service-Delivery-Id": str(delivery_id),
         "X-Service-Attempt": str(attempt),
     }
+
+
+@lru_cache(maxsize=1024)
+def _signer(secret: str) -> Webhook:
+    return Webhook(secret)  # decodes the secret: once per secret, not per attempt

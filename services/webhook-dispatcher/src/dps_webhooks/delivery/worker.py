@@ -8,13 +8,15 @@ flight, record them, exit. The same process runs the event consumer and the rete
 
 The consumer in the same process hands new deliveries straight to this worker (``take_on`` and
 ``start``): it stores them already claimed, so they cost no claim statement and wake nobody. It may
-take on up to one round more than there are threads (those wait in the pool's queue for a few
-milliseconds); beyond that, deliveries are stored due and any worker claims them.
+take on up to four rounds of its threads (the rest wait in the pool's queue, a few milliseconds for a
+receiver that answers at once), fewer when the lease is short; beyond that, deliveries are stored due
+and any worker claims them.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import random
 import signal
@@ -23,6 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 
 import psycopg
 
@@ -42,6 +45,7 @@ log = logging.getLogger("dps.webhooks.worker")
 
 _LISTEN_RETRY_SECONDS = 1.0
 _SIGNAL_CHECK_SECONDS = 0.25  # how soon a signal is noticed while idle
+HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own worker
 
 
 class DeliveryWorker:
@@ -51,7 +55,8 @@ class DeliveryWorker:
         self._tx = tx
         self._database_url = database_url  # plain postgresql:// for the LISTEN connection
         self._sender = Sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
-        self._sealer = SecretSealer(settings.secret_key)
+        # Opened once per endpoint and secret (a rotation changes the sealed bytes), not per attempt.
+        self._open_secret = lru_cache(maxsize=1024)(SecretSealer(settings.secret_key).open)
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
         self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
@@ -62,6 +67,10 @@ class DeliveryWorker:
         # When busy, claim again once a quarter of the threads are free: one claim per few
         # deliveries instead of one per delivery.
         self._refill_at = max(1, settings.delivery_concurrency // 4)
+        # What the consumer may hand over, running and queued: up to 4 rounds of the threads (a full
+        # prefetch), fewer when the lease is short, so the last one queued still ends within its lease.
+        rounds = math.ceil(settings.lease_seconds / settings.attempt_timeout_seconds) - 1
+        self._hand_over_limit = max(1, min(4, rounds)) * settings.delivery_concurrency
 
     def stop(self) -> None:
         self.stopping.set()
@@ -112,10 +121,17 @@ class DeliveryWorker:
         self._finish_in_flight()
         listener.join(timeout=5)
 
+    def wait_for_room(self, count: int) -> None:
+        """For the consumer, before it stores a batch of ``count`` events: wait (briefly) for room to
+        take them on. A burst is then handed over as threads free up, instead of being stored for
+        claiming because this worker was full for a moment (which wakes and busies every worker);
+        when attempts are slow the wait times out and the rest is stored due for any worker."""
+        self._slots.wait_for_room(count, self._hand_over_limit, HAND_OVER_WAIT_SECONDS)
+
     def take_on(self, count: int) -> int:
         """For the consumer: reserve up to ``count`` attempts of deliveries it is about to store
         already claimed for this worker; how many it may. ``give_back`` what it did not store."""
-        return self._slots.take(count, 2 * self.settings.delivery_concurrency)
+        return self._slots.take(count, self._hand_over_limit)
 
     def give_back(self, count: int) -> None:
         self._slots.give_back(count)
@@ -217,7 +233,7 @@ class DeliveryWorker:
             self._wake.set()
 
     def _attempt(self, claimed: Claimed) -> AttemptResult:
-        secret = self._sealer.open(claimed.endpoint_id, claimed.secret_sealed)
+        secret = self._open_secret(claimed.endpoint_id, claimed.secret_sealed)
         headers = delivery_headers(
             secret=secret,
             event_id=claimed.event_id,
@@ -250,7 +266,7 @@ class _Slots:
     """Attempts taken on and not yet recorded, counted for the loop and the consumer together."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._taken = 0
         self._closed = False
 
@@ -260,19 +276,26 @@ class _Slots:
 
     def take(self, wanted: int, up_to: int) -> int:
         """Take at most ``wanted`` while no more than ``up_to`` are taken in all; how many were."""
-        with self._lock:
+        with self._changed:
             granted = 0 if self._closed else max(0, min(wanted, up_to - self._taken))
             self._taken += granted
             return granted
 
     def give_back(self, count: int) -> None:
-        with self._lock:
+        with self._changed:
             self._taken -= count
+            self._changed.notify_all()
+
+    def wait_for_room(self, count: int, up_to: int, timeout: float) -> None:
+        """Until ``count`` could be taken under ``up_to``, at most ``timeout`` seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._closed or up_to - self._taken >= min(count, up_to), timeout)
 
     def close(self) -> None:
         """Stopping: nothing more is taken on."""
-        with self._lock:
+        with self._changed:
             self._closed = True
+            self._changed.notify_all()
 
 
 @dataclass(frozen=True)

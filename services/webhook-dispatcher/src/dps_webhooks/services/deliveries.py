@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -70,21 +69,12 @@ def render_attempt(attempt: DeliveryAttempt) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class StoredEvent(intake.IncomingEvent):
-    """An event read back from its row. An oversized one was stored without its body, so its size
-    comes from the row, not from the (empty) body."""
-
-    body_bytes: int = 0
-
-    @property
-    def size(self) -> int:
-        return self.body_bytes
-
-
-def read_event(session: Session, event_id: UUID) -> StoredEvent:
+def read_event(session: Session, event_id: UUID) -> intake.IncomingEvent:
+    """An event read back from its row (an oversized one was stored without its body)."""
     row = session.get_one(WebhookEvent, event_id)
-    return StoredEvent(row.id, row.organization_id, row.event_type, row.occurred_at, row.body or "", row.body_bytes)
+    return intake.IncomingEvent(
+        row.id, row.organization_id, row.event_type, row.occurred_at, row.body or "", row.body_bytes
+    )
 
 
 def _load_delivery(session: Session, endpoint: WebhookEndpoint, delivery_id: UUID) -> WebhookDelivery:

@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -41,7 +40,8 @@ class IncomingEvent:
     organization_id: UUID
     type: str
     occurred_at: datetime
-    body: str  # the envelope exactly as it will be sent and signed
+    body: str  # the envelope exactly as it will be sent and signed; "" when read back oversized
+    size: int  # the payload's size in bytes
 
     @classmethod
     def from_envelope(cls, body: str) -> "IncomingEvent":
@@ -54,14 +54,10 @@ class IncomingEvent:
                 str(envelope["type"]),
                 datetime.fromisoformat(envelope["occurredAt"]),
                 body,
+                len(body.encode()),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not an event envelope: {exc}") from exc
-
-    @cached_property
-    def size(self) -> int:
-        """The payload's size in bytes (measured once: a batch asks for each delivery)."""
-        return len(self.body.encode())
 
     @property
     def oversized(self) -> bool:

@@ -1,0 +1,41 @@
+"""How much the consumer may hand its own worker: four rounds of the worker's threads, fewer when the
+lease is short, so that the last one queued still ends (one timeout per round) within its lease."""
+
+import pytest
+
+from dps_webhooks.delivery.worker import DeliveryWorker
+from dps_webhooks.settings import Settings
+
+
+def worker(**settings) -> DeliveryWorker:
+    return DeliveryWorker(
+        Settings(
+            database_url="postgresql://unused",
+            cursor_secret=bytes(32),
+            secret_key=bytes(32),
+            api_url="https://127.0.0.1:9",
+            internal_api_token="unused-internal-token",
+            **settings,
+        ),
+        tx=None,  # taking on and giving back never touch the database
+        database_url="",
+    )
+
+
+@pytest.mark.parametrize(
+    ("lease", "timeout", "rounds"),
+    [(60, 10, 4), (300, 10, 4), (25, 10, 2), (30, 10, 2), (11, 10, 1)],
+)
+def test_the_consumer_may_hand_over_up_to_four_rounds_within_the_lease(lease, timeout, rounds):
+    threads = 16
+    taken = worker(delivery_concurrency=threads, lease_seconds=lease, attempt_timeout_seconds=timeout)
+    assert taken.take_on(1000) == rounds * threads
+
+
+def test_what_is_given_back_can_be_taken_on_again():
+    one = worker(delivery_concurrency=1)  # defaults: 60 s lease, 10 s timeout: four rounds
+    assert one.take_on(3) == 3
+    assert one.take_on(3) == 1
+    one.give_back(2)
+    assert one.take_on(5) == 2
+    one.wait_for_room(0)  # room for nothing is always there: returns at once

@@ -75,6 +75,18 @@ class Process:
                 pass
         return out
 
+    def settle(self, window: float = 0.5, quiet_cpu: float = 0.02, timeout: float = 30) -> None:
+        """Wait until the process is done starting up: a ``window`` in which it used less than
+        ``quiet_cpu`` seconds of CPU (imports and connecting cost about a second of it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_alive()
+            before = cpu_seconds(self.pids())
+            time.sleep(window)
+            if cpu_seconds(self.pids()) - before < quiet_cpu:
+                return
+        raise RuntimeError(f"{self.name} still busy {timeout:.0f} s after it started")
+
     def stop(self, timeout: float = 15) -> None:
         if self.process.poll() is None:
             try:
@@ -149,11 +161,17 @@ class Stack:
         stack.callback(self.relay.stop)
 
     def start_workers(self, stack: ExitStack, count: int) -> None:
+        """Start ``count`` worker processes and wait until each has started up (idle again), so that
+        no start-up CPU lands in a measurement."""
+        started = []
         for _ in range(count):
             worker = Process(f"worker-{len(self.workers) + 1}", [str(BIN / "dealpricing-webhooks"), "worker"],
                              self.worker_env, self.work_dir)
             stack.callback(worker.stop)
             self.workers.append(worker)
+            started.append(worker)
+        for worker in started:
+            worker.settle()
 
     def stop_last_worker(self) -> None:
         self.workers.pop().stop()

@@ -5,6 +5,7 @@ through the shared control folder, not through memory)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ from dps_common.messaging import (
     events_exchange,
     redacted,
 )
+from dps_common.messaging import filesystem as filesystem_transport
 from dps_common.messaging.confirms import BatchConfirms
 from dps_common.testing.broker import broker_stopped
 from dps_common.testing.services import fresh_vhost
@@ -247,6 +249,35 @@ def test_filesystem_transport_writes_a_batch_but_its_unroutable_events(tmp_path)
     # the transport's files come back in no fixed order
     assert sorted(message.body.decode() for message in messages) == sorted([events[0].body, events[2].body])
     assert all(message.properties["message_id"] == json.loads(message.body)["id"] for message in messages)
+
+
+def test_filesystem_transport_consumers_never_see_a_message_before_it_is_complete(tmp_path, monkeypatch) -> None:
+    """kombu's own writer creates the file consumers read and then fills it: a consumer polling in
+    between takes an empty file and the message is lost. Ours writes under a name consumers skip and
+    renames it into place."""
+    opened_for_writing = []
+
+    def spying_open(path, mode="r", *args, **kwargs):
+        if "w" in mode:
+            opened_for_writing.append(os.path.basename(path))
+        return open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(filesystem_transport, "open", spying_open, raising=False)
+    url = f"filesystem://{tmp_path / 'broker'}"
+    data = tmp_path / "broker" / "data"
+    with connect(url) as connection:
+        quotes = bound_queue(connection, "quote.*", exchange="test.fs.atomic")
+        in_progress = data / f"1_{uuid4()}.{quotes.name}.msg{filesystem_transport.PARTIAL_SUFFIX}"
+        in_progress.write_bytes(b"")  # another publisher, mid-write
+        publisher = EventPublisher(url, "test.fs.atomic")
+        try:
+            publisher.publish(envelope("quote.created", uuid4(), {}))
+        finally:
+            publisher.close()
+        [message] = received(connection, quotes)
+    assert json.loads(message.body)["type"] == "quote.created"
+    assert opened_for_writing and not any(name.endswith(".msg") for name in opened_for_writing)
+    assert [path.name for path in data.iterdir()] == [in_progress.name]  # skipped by the consumer, still there
 
 
 def test_backoff_doubles_up_to_its_maximum_and_stops_early_when_asked() -> None:

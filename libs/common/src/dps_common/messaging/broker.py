@@ -14,6 +14,8 @@ from urllib.parse import urlsplit, urlunsplit
 from kombu import Connection, Exchange
 from kombu.exceptions import KombuError, OperationalError
 
+from dps_common.messaging import filesystem
+
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
 DEFAULT_EVENTS_EXCHANGE = "dps.events"
 
@@ -31,7 +33,7 @@ def connect(url: str) -> Connection:
     """A (lazy) connection for ``url``. Publisher confirms are the publisher's own: it puts its
     channel in confirm mode and waits once per batch, not per message."""
     if url.startswith("filesystem:"):
-        return Connection("filesystem://", transport_options=filesystem_options(url))
+        return Connection(transport=filesystem.Transport, transport_options=filesystem_options(url))
     return Connection(
         url,
         heartbeat=HEARTBEAT_SECONDS,

@@ -103,6 +103,12 @@ def test_a_binary_excerpt_is_kept_as_text(sender, receiver):
     assert result.excerpt == "\ufffd\ufffd\ufffdok"
 
 
+def test_a_certificate_for_another_name_fails_tls_with_one_clear_message(sender, receiver):
+    result = send(sender, receiver.url("/ok", host="127.1"))  # 127.0.0.1, but not a name the certificate has
+    assert result.status is None
+    assert result.error == "TLS error: Hostname mismatch, certificate is not valid for '127.1'."
+
+
 def test_an_untrusted_certificate_fails_tls(receiver):
     result = send(Sender(TIMEOUT, LOOPBACK), receiver.url("/ok"))  # the test CA is not trusted here
     assert result.status is None and result.error.startswith("TLS error: ")

@@ -45,7 +45,7 @@ class OutboxRelay:
                         pass  # a full batch: more may be waiting
                     backoff.reset()
                 except PublishFailed as exc:
-                    log.warning("broker unavailable", extra={"error": str(exc)})
+                    log.warning("events not published; retrying", extra={"error": str(exc)})
                     backoff.wait(stop)
                     continue
                 except (SQLAlchemyError, psycopg.Error) as exc:

@@ -154,7 +154,7 @@ class Sender:
         if cutoff.expired or isinstance(exc, TimeoutError):
             return f"Timed out after {self.timeout_seconds:g} s."
         if isinstance(exc, ssl.SSLCertVerificationError):
-            return f"TLS error: {exc.verify_message}."
+            return f"TLS error: {str(exc.verify_message).rstrip('.')}."  # OpenSSL's own may end in one
         if isinstance(exc, ssl.SSLError):
             return f"TLS error: {exc.reason or exc}."
         if isinstance(exc, ConnectionRefusedError):

@@ -41,7 +41,7 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--events", type=int, default=2000, help="events per throughput burst")
     p.add_argument("--loop-requests", type=int, default=2000, help="POSTs per plain-loop round")
-    p.add_argument("--rounds", type=int, default=4, help="throughput rounds (even: each order of 1 and 2 workers alike)")
+    p.add_argument("--rounds", type=int, default=6, help="throughput rounds (even: each order of 1 and 2 workers alike)")
     p.add_argument("--warmup", type=int, default=500, help="events delivered before measuring (each set-up)")
     p.add_argument("--paced-rate", type=float, default=0.0,
                    help="events/s of the backlog comparison; 0: 100, or half the measured 1-worker rate if that is lower")
@@ -89,12 +89,14 @@ class Bench:
             self.stack.stop_last_worker()
 
     def loop_round(self) -> Measured:
+        self.stack.settle()
         before = self.stack.cpu()
         sent = plain_loop(self.hook_url, self.stack.tls["ca"], self.body, self.args.loop_requests)
         self.deliver(sent, "plain loop")
         return measure_result(sent, self.arrivals, cpu_delta(before, self.stack.cpu()))
 
     def burst_round(self) -> Measured:
+        self.stack.settle()
         before = self.stack.cpu()
         commits = self.producer.burst(self.args.events)
         self.deliver(commits, "burst")
@@ -102,6 +104,7 @@ class Bench:
 
     def engine_round(self) -> Measured:
         """The delivery engine alone: due deliveries committed at once, drained by the workers."""
+        self.stack.settle()
         before = self.stack.cpu()
         ids, committed = insert_deliveries(self.stack.dispatcher_url, self.stack.organization_id,
                                            self.stack.endpoint_id, self.args.events, self.body.decode(),
@@ -111,6 +114,7 @@ class Bench:
         return measure_result(commits, self.arrivals, cpu_delta(before, self.stack.cpu()))
 
     def paced(self) -> Measured:
+        self.stack.settle()
         before = self.stack.cpu()
         commits = self.producer.paced(self.args.paced_rate, self.args.paced_seconds)
         self.deliver(commits, "paced")

@@ -6,13 +6,21 @@ vetted ``Target.address`` and never resolves again, so DNS rebinding between the
 connection cannot redirect the request. IP literals in any spelling the resolver accepts (decimal
 ``2130706433``, hex ``0x7f000001``, short ``127.1``, octal) are parsed to the address they mean and
 classified like any other.
+
+A lookup is bounded in time (``resolve_within``): it runs on a small pool of resolver threads and the
+caller stops waiting when the time is up (``getaddrinfo`` itself cannot be interrupted; its thread
+finishes on its own), so a stalled DNS server cannot hold a delivery attempt past its deadline.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import queue
 import socket
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -20,10 +28,16 @@ from urllib.parse import urlsplit
 from dps_webhooks.domain.addresses import IPAddress, IPNetwork, is_allowed, refusal
 
 DEFAULT_PORT = 443
+RESOLVE_WITHIN_SECONDS = 5.0  # at registration; an attempt passes what is left of its own deadline
+RESOLVER_THREADS = 8  # lookups at once; more wait their turn (and time out if the DNS has stalled)
 
 
 class UrlRefused(ValueError):
     """The URL may not receive webhooks; the message says why (safe to show to the caller)."""
+
+
+class ResolutionTimedOut(UrlRefused):
+    """The host's addresses did not come back in time."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +54,13 @@ class Target:
         return host if self.port == DEFAULT_PORT else f"{host}:{self.port}"
 
 
-def vet_url(url: str, allowed_networks: Iterable[IPNetwork] = ()) -> Target:
-    """The URL's target with the address to connect to; ``UrlRefused`` when it is not allowed."""
+def vet_url(
+    url: str, allowed_networks: Iterable[IPNetwork] = (), *, resolve_within: float = RESOLVE_WITHIN_SECONDS
+) -> Target:
+    """The URL's target with the address to connect to; ``UrlRefused`` when it is not allowed,
+    ``ResolutionTimedOut`` (a ``UrlRefused``) when its host did not resolve within ``resolve_within``."""
     host, port, path_and_query = _parse(url)
-    addresses = _resolve(host, port)
+    addresses = _resolve(host, port, resolve_within)
     networks = tuple(allowed_networks)
     for address in addresses:
         if not is_allowed(address, networks):
@@ -78,12 +95,15 @@ def _parse(url: str) -> tuple[str, int, str]:
     return host, port, path_and_query
 
 
-def _resolve(host: str, port: int) -> list[IPAddress]:
+def _resolve(host: str, port: int, within: float) -> list[IPAddress]:
     literal = _ip_literal(host)
     if literal is not None:
         return [literal]
+    lookup = _resolver.submit(lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = lookup.result(timeout=max(within, 0.0))
+    except FutureTimeout:
+        raise ResolutionTimedOut(f"host did not resolve within {within:g} s") from None
     except (socket.gaierror, UnicodeError):
         raise UrlRefused("host does not resolve") from None
     addresses: list[IPAddress] = []
@@ -106,3 +126,40 @@ def _ip_literal(host: str) -> IPAddress | None:
         return ipaddress.IPv4Address(socket.inet_aton(host))
     except OSError:
         return None
+
+
+class _Resolver:
+    """A fixed pool of daemon threads for lookups. Daemon threads, unlike a ThreadPoolExecutor's, do
+    not hold up the process's exit behind a lookup that hangs."""
+
+    def __init__(self, threads: int):
+        self._jobs: queue.SimpleQueue[tuple[Future, Callable[[], object]]] = queue.SimpleQueue()
+        self._threads = threads
+        self._started = False
+        self._lock = threading.Lock()
+
+    def submit(self, lookup: Callable[[], object]) -> Future:
+        self._start()
+        future: Future = Future()
+        self._jobs.put((future, lookup))
+        return future
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._started:
+                for number in range(self._threads):
+                    threading.Thread(target=self._work, name=f"webhook-dns-{number}", daemon=True).start()
+                self._started = True
+
+    def _work(self) -> None:
+        while True:
+            future, lookup = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(lookup())
+            except BaseException as exc:  # handed to the waiting caller, which decides
+                future.set_exception(exc)
+
+
+_resolver = _Resolver(RESOLVER_THREADS)

@@ -154,3 +154,19 @@ def test_a_released_cutoff_leaves_the_socket_alone():
         assert later.expired and not cutoff.expired
         right.sendall(b"still open")
         assert left.recv(10) == b"still open"
+
+
+def test_a_stalled_dns_lookup_ends_with_the_attempt_deadline(tls_files, monkeypatch):
+    answer = threading.Event()
+
+    def stalled_getaddrinfo(host, port, *args, **kwargs):
+        answer.wait(30)  # a DNS server that does not answer (released when the test ends)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", stalled_getaddrinfo)
+    try:
+        result = send(Sender(1.0, LOOPBACK, tls_files["ca"]), "https://stalled.example/hook")
+    finally:
+        answer.set()
+    assert (result.status, result.error) == (None, "Timed out after 1 s resolving the host.")
+    assert result.duration_ms < 5_000  # bounded by the attempt's deadline, not by the stalled lookup

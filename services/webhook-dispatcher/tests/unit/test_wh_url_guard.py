@@ -2,10 +2,11 @@
 
 import ipaddress
 import socket
+import threading
 
 import pytest
 
-from dps_webhooks.url_guard import Target, UrlRefused, vet_url
+from dps_webhooks.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
@@ -141,3 +142,24 @@ def test_a_hostname_resolving_to_metadata_or_a_scoped_link_local_address_is_refu
         vet_url("https://meta.example/")
     with pytest.raises(UrlRefused, match="a link-local address"):
         vet_url("https://ll.example/")
+
+
+@pytest.fixture
+def stalled_dns(monkeypatch):
+    """A DNS server that does not answer (until the test ends, so no resolver thread stays stuck)."""
+    answer = threading.Event()
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        answer.wait(30)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield
+    answer.set()
+
+
+def test_a_host_whose_dns_stalls_is_refused_when_the_time_to_resolve_is_up(stalled_dns):
+    with pytest.raises(ResolutionTimedOut, match=r"host did not resolve within 0\.2 s"):
+        vet_url("https://stalled.example/", resolve_within=0.2)
+    with pytest.raises(UrlRefused, match="did not resolve"):  # registration answers 400 with the reason
+        vet_url("https://stalled.example/", resolve_within=0.01)

@@ -3,8 +3,8 @@
 The URL is vetted again before every attempt (DNS may have changed since registration) and the
 connection goes to the one address that was vetted, with TLS verified for the URL's host name
 (SNI and certificate), so DNS rebinding cannot point the request elsewhere. Redirects are never
-followed. The whole attempt, however slowly the receiver answers, ends at the configured timeout
-(a shared watchdog cuts the socket). At most ``EXCERPT_BYTES`` of the answer are read: once the
+followed. The whole attempt, DNS lookup included and however slowly the receiver answers, ends at
+the configured timeout (a shared watchdog cuts the socket). At most ``EXCERPT_BYTES`` of the answer are read: once the
 status line is in, it decides the outcome, and a body cut at the deadline does not change it.
 
 Connections whose answer was read to the end are kept open per thread and per (host, address,
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dps_webhooks.delivery import watchdog
 from dps_webhooks.domain.addresses import IPNetwork
 from dps_webhooks.domain.attempt_outcome import AttemptResult
-from dps_webhooks.url_guard import Target, UrlRefused, vet_url
+from dps_webhooks.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
 
 EXCERPT_BYTES = 4096
 _MAX_IDLE_SECONDS = 30.0
@@ -77,12 +77,14 @@ class Sender:
         return AttemptResult(status, excerpt, error, duration_ms)
 
     def _attempt(self, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[int | None, str | None, str | None]:
+        cutoff = watchdog.arm(self.timeout_seconds)  # the lookup counts against the attempt's time too
         try:
-            target = vet_url(url, self._allowed)
-        except UrlRefused as exc:
-            return None, None, f"The URL was refused: {exc}."
-        cutoff = watchdog.arm(self.timeout_seconds)
-        try:
+            try:
+                target = vet_url(url, self._allowed, resolve_within=cutoff.remaining())
+            except ResolutionTimedOut:
+                return None, None, f"Timed out after {self.timeout_seconds:g} s resolving the host."
+            except UrlRefused as exc:
+                return None, None, f"The URL was refused: {exc}."
             connection, reused = self._connection(target)
             try:
                 return self._exchange(connection, target, body, headers, cutoff)

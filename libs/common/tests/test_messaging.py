@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from uuid import UUID, uuid4
 
 import pytest
@@ -62,11 +63,8 @@ def test_publish_is_the_envelope_as_persistent_json_routed_by_type(amqp_url: str
     event = envelope("quote.approved", uuid4(), {"quoteId": str(uuid4()), "total": "12.50"})
     with connect(amqp_url) as connection:
         quotes, everything, other = bound_queue(connection, "quote.*"), bound_queue(connection), bound_queue(connection, "deal.*")
-        publisher = EventPublisher(amqp_url, EXCHANGE)
-        try:
+        with closing(EventPublisher(amqp_url, EXCHANGE)) as publisher:
             publisher.publish(event)
-        finally:
-            publisher.close()
         [message] = received(connection, quotes)
         assert [m.body for m in received(connection, everything)] == [message.body]
         assert received(connection, other) == []
@@ -81,13 +79,10 @@ def test_publish_is_the_envelope_as_persistent_json_routed_by_type(amqp_url: str
 def test_an_event_no_queue_is_bound_for_is_a_failure_not_a_silent_drop(amqp_url: str) -> None:
     with connect(amqp_url) as connection:
         bound_queue(connection, "quote.*", exchange="test.unrouted")
-    publisher = EventPublisher(amqp_url, "test.unrouted")
-    try:
+    with closing(EventPublisher(amqp_url, "test.unrouted")) as publisher:
         with pytest.raises(PublishFailed, match="no queue"):
             publisher.publish(envelope("nobody.listens", uuid4(), {}))
         publisher.publish(envelope("quote.created", uuid4(), {}))  # the connection is still usable
-    finally:
-        publisher.close()
 
 
 def outgoing(event_type: str, n: int) -> OutgoingEvent:
@@ -100,12 +95,9 @@ def test_a_batch_is_sent_as_given_and_every_event_reported_confirmed(amqp_url: s
     events = [outgoing("quote.approved", n) for n in range(3)]
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.batch")
-        publisher = EventPublisher(amqp_url, "test.batch")
-        try:
+        with closing(EventPublisher(amqp_url, "test.batch")) as publisher:
             first = publisher.publish_batch(events)
             second = publisher.publish_batch(events[:1])  # the channel's delivery tags go on counting
-        finally:
-            publisher.close()
         messages = received(connection, queue)
     assert (first.confirmed, first.failure) == ([event.id for event in events], None)
     assert (second.confirmed, second.failure) == ([events[0].id], None)
@@ -120,12 +112,9 @@ def test_in_a_batch_only_the_unroutable_event_fails(amqp_url: str) -> None:
     events = [outgoing("quote.created", 1), outgoing("nobody.listens", 2), outgoing("quote.created", 3)]
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, "quote.*", exchange="test.batch.unrouted")
-        publisher = EventPublisher(amqp_url, "test.batch.unrouted")
-        try:
+        with closing(EventPublisher(amqp_url, "test.batch.unrouted")) as publisher:
             published = publisher.publish_batch(events)
             after = publisher.publish_batch(events[:1])  # the connection is still usable
-        finally:
-            publisher.close()
         bodies = [message.body for message in received(connection, queue)]
     assert published.confirmed == [events[0].id, events[2].id]
     assert "no queue is bound for event type 'nobody.listens'" in str(published.failure)
@@ -138,11 +127,8 @@ def test_in_a_batch_the_events_the_broker_refuses_are_not_reported_confirmed(amq
     events = [outgoing("quote.created", n) for n in range(4)]
     with connect(amqp_url) as connection:
         bound_queue(connection, exchange="test.batch.full", **{"x-max-length": 2, "x-overflow": "reject-publish"})
-    publisher = EventPublisher(amqp_url, "test.batch.full")
-    try:
+    with closing(EventPublisher(amqp_url, "test.batch.full")) as publisher:
         published = publisher.publish_batch(events)
-    finally:
-        publisher.close()
     assert published.confirmed == [events[0].id, events[1].id]
     assert "refused 2 of 4" in str(published.failure)
 
@@ -151,14 +137,11 @@ def test_a_batch_while_the_broker_is_down_confirms_nothing_and_the_next_one_reco
     events = [outgoing("quote.created", n) for n in range(3)]
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.batch.restart")
-    publisher = EventPublisher(amqp_url, "test.batch.restart")
-    try:
+    with closing(EventPublisher(amqp_url, "test.batch.restart")) as publisher:
         publisher.connect()
         with broker_stopped():
             down = publisher.publish_batch(events)
         up = publisher.publish_batch(events)
-    finally:
-        publisher.close()
     assert down.confirmed == [] and isinstance(down.failure, PublishFailed)
     assert (up.confirmed, up.failure) == ([event.id for event in events], None)
     with connect(amqp_url) as connection:
@@ -180,15 +163,12 @@ def test_confirms_settle_one_tag_or_with_multiple_every_open_tag_up_to_it() -> N
 def test_publish_fails_while_the_broker_is_down_and_works_again_after(amqp_url: str) -> None:
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.restart")
-    publisher = EventPublisher(amqp_url, "test.restart")
-    try:
+    with closing(EventPublisher(amqp_url, "test.restart")) as publisher:
         publisher.publish(envelope("quote.created", uuid4(), {"n": 1}))
         with broker_stopped():
             with pytest.raises(PublishFailed):
                 publisher.publish(envelope("quote.created", uuid4(), {"n": 2}))
         publisher.publish(envelope("quote.created", uuid4(), {"n": 3}))  # reconnects by itself
-    finally:
-        publisher.close()
     with connect(amqp_url) as connection:
         assert [json.loads(m.body)["data"]["n"] for m in received(connection, queue)] == [1, 3]
 
@@ -223,13 +203,10 @@ def test_filesystem_transport_refuses_an_event_no_queue_is_bound_for(tmp_path) -
     url = f"filesystem://{tmp_path / 'broker'}"
     with connect(url) as connection:
         quotes = bound_queue(connection, "quote.*", exchange="test.fs.unrouted")
-        publisher = EventPublisher(url, "test.fs.unrouted")
-        try:
+        with closing(EventPublisher(url, "test.fs.unrouted")) as publisher:
             with pytest.raises(PublishFailed, match="no queue"):
                 publisher.publish(envelope("deal.closed", uuid4(), {}))
             publisher.publish(envelope("quote.created", uuid4(), {}))
-        finally:
-            publisher.close()
         assert [json.loads(m.body)["type"] for m in received(connection, quotes)] == ["quote.created"]
 
 
@@ -238,11 +215,8 @@ def test_filesystem_transport_writes_a_batch_but_its_unroutable_events(tmp_path)
     events = [outgoing("quote.created", 1), outgoing("deal.closed", 2), outgoing("quote.created", 3)]
     with connect(url) as connection:
         quotes = bound_queue(connection, "quote.*", exchange="test.fs.batch")
-        publisher = EventPublisher(url, "test.fs.batch")
-        try:
+        with closing(EventPublisher(url, "test.fs.batch")) as publisher:
             published = publisher.publish_batch(events)
-        finally:
-            publisher.close()
         messages = received(connection, quotes)
     assert published.confirmed == [events[0].id, events[2].id]
     assert "no queue is bound for event type 'deal.closed'" in str(published.failure)
@@ -269,11 +243,8 @@ def test_filesystem_transport_consumers_never_see_a_message_before_it_is_complet
         quotes = bound_queue(connection, "quote.*", exchange="test.fs.atomic")
         in_progress = data / f"1_{uuid4()}.{quotes.name}.msg{filesystem_transport.PARTIAL_SUFFIX}"
         in_progress.write_bytes(b"")  # another publisher, mid-write
-        publisher = EventPublisher(url, "test.fs.atomic")
-        try:
+        with closing(EventPublisher(url, "test.fs.atomic")) as publisher:
             publisher.publish(envelope("quote.created", uuid4(), {}))
-        finally:
-            publisher.close()
         [message] = received(connection, quotes)
     assert json.loads(message.body)["type"] == "quote.created"
     assert opened_for_writing and not any(name.endswith(".msg") for name in opened_for_writing)

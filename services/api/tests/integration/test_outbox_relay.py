@@ -20,12 +20,16 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+import requests
 from kombu import Queue
+from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from dps_common.db import Transactions
 from dps_common.messaging import PublishFailed, connect, events_exchange
+from dps_common.settings import SettingsError
 from dps_common.testing.broker import broker_stopped
+from dps_common.testing.processes import free_port, scrape, wait_healthy
 from dps_common.testing.services import fresh_database, fresh_vhost
 from dps_common.testing.transactions import committed
 
@@ -136,6 +140,18 @@ def drain(amqp_url: str, queue: Queue) -> list[dict]:
     return bodies
 
 
+def relay_metrics() -> dict[str, float]:
+    """This process's relay metrics (every relay of the tests adds to them: compare before and after)."""
+    sample = REGISTRY.get_sample_value
+    return {
+        "published": sample("dps_relay_events_published_total"),
+        "not published": sample("dps_relay_events_not_published_total"),
+        "confirmed batches": sample("dps_relay_batches_total", {"outcome": "confirmed"}),
+        "failed batches": sample("dps_relay_batches_total", {"outcome": "failed"}),
+        "delays": sample("dps_relay_publish_delay_seconds_count"),
+    }
+
+
 def test_every_event_is_published_once_as_its_envelope_and_marked(tx, queue, amqp_url, make_relay) -> None:
     ids = write_events(tx, 250)  # several batches of 100
     with running(make_relay()):
@@ -208,6 +224,7 @@ def test_events_the_broker_refuses_midway_stay_unpublished_and_the_confirmed_are
     """A full queue that rejects publishes: the broker acks the first two of the batch, nacks the rest."""
     ids = write_events(tx, 5)
     relay = make_relay()
+    before = relay_metrics()
     with pytest.raises(PublishFailed, match="refused 3 of 5"):
         relay.relay_batch()
     assert relay.published == 2
@@ -217,6 +234,8 @@ def test_events_the_broker_refuses_midway_stay_unpublished_and_the_confirmed_are
         relay.relay_batch()
     assert unpublished(tx, ids) == set(ids[4:])
     assert [UUID(event["id"]) for event in drain(amqp_url, queue)] == ids[2:4]
+    counted = {name: value - before[name] for name, value in relay_metrics().items()}
+    assert counted == {"published": 4, "not published": 4, "confirmed batches": 0, "failed batches": 2, "delays": 4}
 
 
 def test_the_relay_rides_out_a_broker_restart_and_every_event_arrives(tx, queue, amqp_url, make_relay) -> None:
@@ -250,7 +269,7 @@ def test_the_relay_reconnects_after_its_database_connections_are_dropped(tx, que
 def test_rows_another_relay_holds_are_skipped_not_published(tx, queue, amqp_url, make_relay) -> None:
     held = write_events(tx, 3)
     with tx() as holder:
-        assert {event.id for event in claim_unpublished(holder, 3)} == set(held)
+        assert {event.id for event in claim_unpublished(holder, 3).events} == set(held)
         free = write_events(tx, 4)
         assert make_relay().relay_batch() == 4  # the held rows are skipped, not waited for
         assert unpublished(tx, free) == set()
@@ -284,3 +303,51 @@ def test_the_relay_command_publishes_and_stops_cleanly_on_sigterm(tx, queue, amq
         exit_code = relay.wait(timeout=30)
     assert exit_code == 0
     assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)
+
+
+def test_the_relay_command_serves_health_and_metrics(tx, queue, amqp_url, database_url) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "AMQP_URL": amqp_url,
+        "EVENTS_EXCHANGE": EXCHANGE,
+        "LOG_LEVEL": "WARNING",
+        "RELAY_METRICS_PORT": str(port),
+        "RELAY_METRICS_HOST": "127.0.0.1",
+    }
+    origin = f"http://127.0.0.1:{port}"
+    relay = subprocess.Popen([str(Path(sys.executable).with_name("dealpricing-outbox-relay"))], env=env)
+    try:
+        wait_healthy(relay, origin)
+        ids = write_events(tx, 30)
+        wait_until_published(tx, ids)
+        deadline = time.monotonic() + WAIT_SECONDS
+        while (samples := scrape(origin))["dps_relay_events_published_total"] < len(ids):  # counted after the commit
+            assert time.monotonic() < deadline, f"{samples['dps_relay_events_published_total']} counted"
+            time.sleep(0.1)
+        health = requests.Session()
+        health.trust_env = False
+        alive = health.get(origin + "/healthz", timeout=5)
+    finally:
+        relay.send_signal(signal.SIGTERM)
+        exit_code = relay.wait(timeout=30)
+    assert exit_code == 0
+    assert (alive.status_code, alive.json()) == (200, {"status": "ok"})
+    assert samples["dps_relay_events_published_total"] == len(ids) == len(drain(amqp_url, queue))
+    assert samples["dps_relay_publish_delay_seconds_count"] == len(ids)
+    assert 0 < samples["dps_relay_publish_delay_seconds_sum"] < len(ids) * WAIT_SECONDS
+    assert samples['dps_relay_batches_total{outcome="confirmed"}'] >= 1
+    assert samples['dps_relay_batches_total{outcome="failed"}'] == 0
+    assert samples["dps_relay_events_not_published_total"] == 0
+    with pytest.raises(requests.ConnectionError):  # stopped with the process
+        health.get(origin + "/healthz", timeout=5)
+
+
+def test_the_relay_metrics_port_is_off_unless_set_and_validated() -> None:
+    required = {"DATABASE_URL": "postgresql://u@h/db"}
+    assert RelaySettings.from_env(required).metrics_port == 0
+    chosen = RelaySettings.from_env({**required, "RELAY_METRICS_PORT": "9100", "RELAY_METRICS_HOST": "127.0.0.1"})
+    assert (chosen.metrics_port, chosen.metrics_host) == (9100, "127.0.0.1")
+    with pytest.raises(SettingsError, match="RELAY_METRICS_PORT must be between 0 and 65535"):
+        RelaySettings.from_env({**required, "RELAY_METRICS_PORT": "70000"})

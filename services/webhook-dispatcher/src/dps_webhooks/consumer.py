@@ -33,6 +33,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
 
+from dps_webhooks import metrics
 from dps_webhooks.delivery.claims import Claimed
 from dps_webhooks.services.intake import IncomingEvent, accept_events
 from dps_webhooks.settings import Settings
@@ -165,6 +166,9 @@ class EventConsumer:
             for message, _ in parsed:
                 message.requeue()
             raise _Unavailable from exc
+        metrics.EVENTS_ACCEPTED.inc(len(events))  # a redelivered one too (it creates nothing)
+        metrics.DELIVERIES_CREATED.inc(accepted.deliveries)
+        metrics.DELIVERIES_HANDED_OVER.inc(len(accepted.claimed))
         if self._local is not None:
             self._local.start(accepted.claimed)
         self._acknowledge([message for message, _ in parsed])
@@ -199,12 +203,14 @@ def _parse(message: Message) -> IncomingEvent | None:
         return IncomingEvent.from_envelope(_text(message.body))
     except (ValueError, TypeError, AttributeError):  # not JSON, not an object, wrong field types
         log.error("message rejected: not an event envelope", extra={"messageId": message.properties.get("message_id")})
+        metrics.REJECTED_NOT_AN_ENVELOPE.inc()
         message.reject(requeue=False)
         return None
 
 
 def _refused(message: Message, event: IncomingEvent) -> None:
     log.exception("event rejected: the database refused it", extra={"eventId": str(event.id)})
+    metrics.REJECTED_BY_THE_DATABASE.inc()
     message.reject(requeue=False)  # retrying would loop
 
 

@@ -44,6 +44,9 @@ class Settings:
     delivery_concurrency: int = 16  # attempts in flight per worker process
     allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(default=())
     receiver_ca_file: str = ""  # extra CA bundle for receivers (tests, private installs)
+    # the worker's /healthz and /metrics; 0: not served (several workers share a host in tests and make run)
+    metrics_port: int = 0
+    metrics_host: str = "0.0.0.0"
 
     @property
     def max_attempts(self) -> int:
@@ -83,6 +86,8 @@ class Settings:
             delivery_concurrency=env.int("WEBHOOK_DELIVERY_CONCURRENCY", 16, minimum=1, maximum=256),
             allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
             receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),
+            metrics_port=env.int("WEBHOOK_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
+            metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
         )
         if settings.lease_seconds <= settings.attempt_timeout_seconds:
             env.problems.append("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_ATTEMPT_TIMEOUT_SECONDS")

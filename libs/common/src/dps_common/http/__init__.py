@@ -1,1 +1,2 @@
-"""Falcon plumbing shared by the services: operations, auth, paging, errors, bodies, OpenAPI, health."""
+"""Falcon plumbing shared by the services: operations, auth, paging, errors, bodies, OpenAPI, health;
+and ``process_server``, health and metrics for the processes that serve no other HTTP."""

@@ -1,4 +1,5 @@
-"""Real server processes for the black-box suites: gunicorn over HTTPS with a throwaway CA."""
+"""Real server processes for the black-box suites: gunicorn over HTTPS with a throwaway CA, and the
+health and metrics endpoints of the processes that serve no other HTTP."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 import trustme
+from prometheus_client.parser import text_string_to_metric_families
 
 READY_DEADLINE_SECONDS = 60
 
@@ -92,3 +94,39 @@ def wait_ready(process: subprocess.Popen, url: str, ca_file: str, log_path: Path
             last_error = str(exc)
         time.sleep(0.2)
     pytest.fail(f"{url} not ready after {READY_DEADLINE_SECONDS}s ({last_error}):\n{log_path.read_text()[-4000:]}", pytrace=False)
+
+
+def wait_healthy(process: subprocess.Popen, origin: str) -> None:
+    """Until ``origin/healthz`` (plain HTTP, ``dps_common.http.process_server``) answers 200."""
+    deadline = time.monotonic() + READY_DEADLINE_SECONDS
+    last_error = "no answer yet"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"{origin}: process exited with {process.returncode}", pytrace=False)
+        try:
+            resp = _plain().get(origin + "/healthz", timeout=2)
+            if resp.status_code == 200:
+                return
+            last_error = f"answered {resp.status_code}: {resp.text[:200]}"
+        except requests.RequestException as exc:
+            last_error = str(exc)
+        time.sleep(0.2)
+    pytest.fail(f"{origin}/healthz not 200 after {READY_DEADLINE_SECONDS}s ({last_error})", pytrace=False)
+
+
+def scrape(origin: str) -> dict[str, float]:
+    """``origin/metrics`` as samples keyed as written: ``name{label="value",...}`` (labels sorted)."""
+    resp = _plain().get(origin + "/metrics", timeout=5)
+    resp.raise_for_status()
+    samples = {}
+    for family in text_string_to_metric_families(resp.text):
+        for sample in family.samples:
+            labels = ",".join(f'{name}="{value}"' for name, value in sorted(sample.labels.items()))
+            samples[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return samples
+
+
+def _plain() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # no proxy in the way of 127.0.0.1
+    return session

@@ -1,4 +1,5 @@
-"""``dealpricing-outbox-relay``: run the outbox relay until SIGTERM or SIGINT."""
+"""``dealpricing-outbox-relay``: run the outbox relay until SIGTERM or SIGINT (with ``RELAY_METRICS_PORT``
+set, serving its ``/healthz`` and ``/metrics`` meanwhile)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 
 from dps_common import logs
 from dps_common.db import Transactions, make_engine
+from dps_common.http.process_server import serve_health_and_metrics
 from dps_common.messaging import redacted
 from dps_common.settings import SettingsError
 
@@ -28,8 +30,11 @@ def main() -> int:
         signal.signal(signum, lambda *_: stop.set())
     engine = make_engine(settings.database_url, pool_size=1, application_name="dps-outbox-relay")
     log.info("relay started", extra={"broker": redacted(settings.amqp_url), "exchange": settings.events_exchange})
+    relay = OutboxRelay(settings, Transactions.for_engine(engine))
     try:
-        OutboxRelay(settings, Transactions.for_engine(engine)).run(stop)
+        # /healthz: alive while the relay loop turns (it wakes at least every poll interval)
+        with serve_health_and_metrics(settings.metrics_host, settings.metrics_port, relay.heartbeat.stalled):
+            relay.run(stop)
     finally:
         engine.dispose()
     log.info("relay stopped")

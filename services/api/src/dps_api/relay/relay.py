@@ -1,7 +1,9 @@
 """The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
 
 A broker or database failure drops the broken connection and backs off (0.5 s doubling to 15 s);
-the loop then starts over, so restarts of either are ridden out without losing anything.
+the loop then starts over, so restarts of either are ridden out without losing anything. Each turn
+and each batch beats the relay's ``heartbeat`` (its liveness), and each batch updates
+``dps_api.relay.metrics``.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 
 from dps_common.db import Transactions
-from dps_common.messaging import Backoff, EventPublisher, PublishFailed
+from dps_common.http.process_server import Heartbeat
+from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
 
-from dps_api.relay.batches import claim_unpublished, mark_published
+from dps_api.relay import metrics
+from dps_api.relay.batches import Claimed, claim_unpublished, mark_published
 from dps_api.relay.settings import RelaySettings
 from dps_api.relay.wakeup import OutboxWakeup
 
@@ -32,17 +36,19 @@ class OutboxRelay:
         self._publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
         self._wakeup = OutboxWakeup(settings.database_url)
         self.published = 0  # events confirmed and marked by this relay
+        self.heartbeat = Heartbeat("relay loop", settings.poll_interval_seconds)
 
     def run(self, stop: threading.Event) -> None:
         """Relay until ``stop`` is set; returns after at most one batch and one poll interval."""
         backoff = Backoff()
         try:
             while not stop.is_set():
+                self.heartbeat.beat()
                 try:
                     self._wakeup.listen()
                     self._publisher.connect()
                     while not stop.is_set() and self.relay_batch() == self.settings.batch_size:
-                        pass  # a full batch: more may be waiting
+                        self.heartbeat.beat()  # a full batch: more may be waiting, and a backlog is progress
                     backoff.reset()
                 except PublishFailed as exc:
                     log.warning("events not published; retrying", extra={"error": str(exc)})
@@ -82,11 +88,28 @@ class OutboxRelay:
         the rest are released unmarked, and ``PublishFailed`` is raised."""
         with self._tx() as session:
             batch = claim_unpublished(session, self.settings.batch_size)
-            published = self._publisher.publish_batch(batch)
+            published = self._publisher.publish_batch(batch.events)
+            confirmed_at = time.time()  # wall clock, as occurred_at is
             mark_published(session, published.confirmed)
         self.published += len(published.confirmed)
+        _count(batch, published, confirmed_at)
         if published.confirmed:
             log.info("events published", extra={"count": len(published.confirmed)})
         if published.failure is not None:
             raise published.failure
-        return len(batch)
+        return len(batch.events)
+
+
+def _count(batch: Claimed, published: Published, confirmed_at: float) -> None:
+    """A committed batch's metrics: what was published, how long after it occurred, what was not."""
+    if not batch.events:
+        return
+    metrics.EVENTS_PUBLISHED.inc(len(published.confirmed))
+    for event_id in published.confirmed:
+        # never negative: the api's clock (occurred_at) and this host's may differ a little
+        metrics.PUBLISH_DELAY_SECONDS.observe(max(0.0, confirmed_at - batch.occurred_at[event_id].timestamp()))
+    if published.failure is None:
+        metrics.BATCHES_CONFIRMED.inc()
+    else:
+        metrics.BATCHES_FAILED.inc()
+        metrics.EVENTS_NOT_PUBLISHED.inc(len(batch.events) - len(published.confirmed))

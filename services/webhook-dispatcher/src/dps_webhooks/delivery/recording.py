@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.ids import new_id
 
+from dps_webhooks import metrics
 from dps_webhooks.db.arrays import unnested
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
 from dps_webhooks.delivery.claims import Claimed
@@ -154,6 +155,9 @@ def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable
                 )
             )
             hold_pending(session, endpoint_id, keep_tests=False)
+            # Counted where it is decided, like the log line: if the transaction then fails, the attempt
+            # is made and recorded again later and may count twice (rare; not worth carrying to the commit).
+            metrics.ENDPOINTS_DISABLED.inc()
             log.warning(
                 "endpoint disabled",
                 extra={"endpointId": str(endpoint_id), "consecutiveFailures": after.consecutive_failures},

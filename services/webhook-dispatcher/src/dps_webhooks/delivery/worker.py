@@ -4,7 +4,9 @@ It wakes at once when deliveries become due (PostgreSQL ``NOTIFY`` on the intake
 on a connection of its own) and otherwise polls, which also picks up retries whose time has come
 and deliveries whose worker died. It claims no more than it has free threads for, so rows it could
 not start yet stay free for other workers. SIGTERM or SIGINT: stop claiming, finish the attempts in
-flight, record them, exit. The same process runs the event consumer and the retention job.
+flight, record them, exit. The same process runs the event consumer and the retention job. With
+``WEBHOOK_WORKER_METRICS_PORT`` set it serves ``/metrics`` (``dps_webhooks.metrics``) and ``/healthz``:
+alive while the delivery loop turns and the consumer and retention threads run.
 
 The consumer in the same process hands new deliveries straight to this worker (``take_on`` and
 ``start``): it stores them already claimed, so they cost no claim statement and wake nobody. It may
@@ -30,7 +32,9 @@ from functools import lru_cache
 import psycopg
 
 from dps_common.db import Transactions, make_engine
+from dps_common.http.process_server import Heartbeat, serve_health_and_metrics
 
+from dps_webhooks import metrics
 from dps_webhooks.delivery.claims import Claimed, claim_due
 from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.delivery.retention import run_retention
@@ -64,6 +68,7 @@ class DeliveryWorker:
         self._pool = ThreadPoolExecutor(settings.delivery_concurrency, thread_name_prefix="webhook-attempt")
         self._saturated = False
         self._signalled = False
+        self.heartbeat = Heartbeat("delivery loop", settings.poll_interval_seconds)  # the process's liveness
         # When busy, claim again once a quarter of the threads are free: one claim per few
         # deliveries instead of one per delivery.
         self._refill_at = max(1, settings.delivery_concurrency // 4)
@@ -71,6 +76,10 @@ class DeliveryWorker:
         # prefetch), fewer when the lease is short, so the last one queued still ends within its lease.
         rounds = math.ceil(settings.lease_seconds / settings.attempt_timeout_seconds) - 1
         self._hand_over_limit = max(1, min(4, rounds)) * settings.delivery_concurrency
+
+    @property
+    def in_flight(self) -> int:
+        return self._slots.taken
 
     def stop(self) -> None:
         self.stopping.set()
@@ -93,6 +102,7 @@ class DeliveryWorker:
         listener.start()
         next_poll = 0.0
         while not self.stopping.is_set():
+            self.heartbeat.beat()
             if self._signalled:
                 self.stop()
                 break
@@ -153,6 +163,7 @@ class DeliveryWorker:
         self._slots.close()
         give_up_at = time.monotonic() + self.settings.lease_seconds
         while self._slots.taken > 0:
+            self.heartbeat.beat()
             if time.monotonic() > give_up_at:
                 log.warning("stopping with attempts unrecorded", extra={"count": self._slots.taken})
                 break
@@ -195,13 +206,19 @@ class DeliveryWorker:
                 claimed = claim_due(session, limit, self.settings.lease_seconds) if limit > 0 else []
         except Exception:
             # Unrecorded: the claims stay, and the same attempts are made again when their leases end.
+            metrics.TRANSACTIONS_FAILED.inc()
             log.exception("claim or record failed", extra={"results": len(batch)})
             return []
+        metrics.TRANSACTIONS_COMMITTED.inc()
+        if claimed:
+            metrics.DELIVERIES_CLAIMED.inc(len(claimed))
         recorded_ids = {finished.claimed.delivery_id for finished in recorded}
         for finished in batch:
             if finished.claimed.delivery_id not in recorded_ids:
+                metrics.LEASES_LOST.inc()
                 log.warning("lease lost", extra=_ids(finished.claimed))
                 continue
+            metrics.ATTEMPTS_RECORDED[finished.outcome.status].inc()
             log.info(
                 "delivery attempted",
                 extra={
@@ -217,6 +234,7 @@ class DeliveryWorker:
         finished = None
         try:
             result = self._attempt(claimed)
+            metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
             outcome = decide(
                 result,
                 claimed.attempt,
@@ -335,11 +353,13 @@ def run_worker(settings: Settings, *, consume: bool = True) -> None:
 
         consumer = EventConsumer(settings, tx, local=worker)
         helpers.append(_thread("webhook-consumer", consumer.run, (worker.stopping,), worker, failed))
+    metrics.ATTEMPTS_IN_FLIGHT.set_function(lambda: worker.in_flight)  # read at each scrape, never written
     for helper in helpers:
         helper.start()
     log.info("worker started", extra={"concurrency": settings.delivery_concurrency, "consume": consume})
     try:
-        worker.run()
+        with serve_health_and_metrics(settings.metrics_host, settings.metrics_port, _liveness(worker, helpers)):
+            worker.run()
     finally:
         worker.stop()
         for helper in helpers:
@@ -348,6 +368,20 @@ def run_worker(settings: Settings, *, consume: bool = True) -> None:
     log.info("worker stopped")
     if failed.is_set():
         raise SystemExit(1)  # a part of the worker died: let the supervisor restart the whole
+
+
+def _liveness(worker: DeliveryWorker, helpers: list[threading.Thread]) -> Callable[[], str | None]:
+    """Alive while the delivery loop turns and the consumer and retention threads run. Once stopping,
+    the helpers end by design and the loop drains what is in flight (still turning)."""
+
+    def not_alive() -> str | None:
+        if not worker.stopping.is_set():
+            for helper in helpers:
+                if not helper.is_alive():
+                    return f"the {helper.name} thread is not running"
+        return worker.heartbeat.stalled()
+
+    return not_alive
 
 
 def _thread(

@@ -18,6 +18,7 @@ from uuid import UUID
 from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
+from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
 from dps_common.events import envelope
 from dps_common.http.json import dumps
@@ -44,6 +45,24 @@ def webhook_database(prefix: str = "dps_wh_it") -> Iterator[str]:
     with fresh_database(prefix) as url:
         upgrade(url)
         yield url
+
+
+def worker_process_env(database_url: str, amqp_url: str, ca_file: str, **overrides: str) -> dict[str, str]:
+    """The environment of a ``dealpricing-webhooks worker`` process delivering to the test receiver
+    on loopback: polls every 0.1 s, checks no keys (no api behind ``API_URL``), logs warnings only."""
+    return {
+        "DATABASE_URL": database_url,
+        "AMQP_URL": amqp_url,
+        "CURSOR_SECRET": "worker-cursor-secret-0123456789abcdef0123456789",
+        "WEBHOOK_SECRET_KEY": new_key(),
+        "API_URL": "https://127.0.0.1:9",
+        "INTERNAL_API_TOKEN": "worker-internal-token-0123456789abcdef0123",
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "WEBHOOK_RECEIVER_CA_FILE": ca_file,
+        "WEBHOOK_POLL_INTERVAL_SECONDS": "0.1",
+        "LOG_LEVEL": "WARNING",
+        **overrides,
+    }
 
 
 def incoming(organization_id: UUID, event_type: str = "quote.approved", data: Any = None) -> IncomingEvent:

@@ -24,7 +24,6 @@ import pytest
 from psycopg.types.json import Jsonb
 from sqlalchemy import func, select
 
-from dps_common.crypto import new_key
 from dps_common.events import envelope
 from dps_common.testing.broker import broker_stopped, queue_counts
 from dps_common.testing.services import fresh_database, fresh_vhost
@@ -33,7 +32,7 @@ from dps_common.testing.webhook_receiver import Receiver
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.settings import Settings
 
-from webhook_helpers import Store, webhook_database
+from webhook_helpers import Store, webhook_database, worker_process_env
 
 BIN = Path(sys.executable).parent
 EVENTS_QUEUE = "webhook-dispatcher.events"
@@ -57,20 +56,9 @@ def amqp_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def dispatcher_env(amqp_url: str, tls_files: dict[str, str]) -> Iterator[dict[str, str]]:
     with webhook_database("dps_wh_e2e") as url:
-        yield {
-            "DATABASE_URL": url,
-            "AMQP_URL": amqp_url,
-            "CURSOR_SECRET": "e2e-cursor-secret-0123456789abcdef0123456789",
-            "WEBHOOK_SECRET_KEY": new_key(),
-            "API_URL": "https://127.0.0.1:9",  # the worker checks no keys
-            "INTERNAL_API_TOKEN": "e2e-internal-token-0123456789abcdef012345",
-            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
-            "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
-            "WEBHOOK_RETRY_GAPS_SECONDS": "0.5,0.5,1,1,2,2,5",
-            "WEBHOOK_RETRY_JITTER": "0",
-            "WEBHOOK_POLL_INTERVAL_SECONDS": "0.1",
-            "LOG_LEVEL": "WARNING",
-        }
+        yield worker_process_env(
+            url, amqp_url, tls_files["ca"], WEBHOOK_RETRY_GAPS_SECONDS="0.5,0.5,1,1,2,2,5", WEBHOOK_RETRY_JITTER="0"
+        )
 
 
 @pytest.fixture(scope="module")

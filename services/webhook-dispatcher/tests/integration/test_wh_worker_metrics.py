@@ -15,7 +15,6 @@ from uuid import UUID, uuid4
 import pytest
 import requests
 
-from dps_common.crypto import new_key
 from dps_common.events import envelope
 from dps_common.messaging import EventPublisher, connect
 from dps_common.testing.processes import free_port, scrape, wait_healthy
@@ -25,7 +24,7 @@ from dps_common.testing.webhook_receiver import Receiver
 from dps_webhooks.consumer import events_queue
 from dps_webhooks.settings import Settings
 
-from webhook_helpers import Store, webhook_database
+from webhook_helpers import Store, webhook_database, worker_process_env
 
 WORKER_CLI = str(Path(sys.executable).with_name("dealpricing-webhooks"))
 WAIT_SECONDS = 60
@@ -41,18 +40,7 @@ def amqp_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def worker_env(amqp_url: str, tls_files: dict[str, str]) -> Iterator[dict[str, str]]:
     with webhook_database("dps_wh_metrics") as url:
-        yield {
-            "DATABASE_URL": url,
-            "AMQP_URL": amqp_url,
-            "CURSOR_SECRET": "metrics-cursor-secret-0123456789abcdef0123456789",
-            "WEBHOOK_SECRET_KEY": new_key(),
-            "API_URL": "https://127.0.0.1:9",  # the worker checks no keys
-            "INTERNAL_API_TOKEN": "metrics-internal-token-0123456789abcdef0123",
-            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
-            "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
-            "WEBHOOK_POLL_INTERVAL_SECONDS": "0.1",
-            "LOG_LEVEL": "WARNING",
-        }
+        yield worker_process_env(url, amqp_url, tls_files["ca"])
 
 
 @pytest.fixture(scope="module")

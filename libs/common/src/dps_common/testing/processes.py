@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,40 +78,38 @@ def gunicorn(
 
 
 def wait_ready(process: subprocess.Popen, url: str, ca_file: str, log_path: Path) -> None:
-    deadline = time.monotonic() + READY_DEADLINE_SECONDS
-    last_error = "no answer yet"
-    probe = requests.Session()
-    probe.trust_env = False  # no proxy in the way of 127.0.0.1
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"{url}: process exited with {process.returncode}:\n{log_path.read_text()[-4000:]}", pytrace=False)
-        try:
-            resp = probe.get(url, verify=ca_file, timeout=2)
-            if resp.status_code == 200:
-                return
-            last_error = f"answered {resp.status_code}: {resp.text[:200]}"
-        except requests.RequestException as exc:
-            last_error = str(exc)
-        time.sleep(0.2)
-    pytest.fail(f"{url} not ready after {READY_DEADLINE_SECONDS}s ({last_error}):\n{log_path.read_text()[-4000:]}", pytrace=False)
+    """Until ``url`` (HTTPS, the test CA) answers 200; the process's log tail if it never does."""
+    _wait_for_200(process, url, lambda session: session.get(url, verify=ca_file, timeout=2), log_path)
 
 
 def wait_healthy(process: subprocess.Popen, origin: str) -> None:
     """Until ``origin/healthz`` (plain HTTP, ``dps_common.http.process_server``) answers 200."""
+    url = origin + "/healthz"
+    _wait_for_200(process, url, lambda session: session.get(url, timeout=2))
+
+
+def _wait_for_200(
+    process: subprocess.Popen,
+    url: str,
+    get: Callable[[requests.Session], requests.Response],
+    log_path: Path | None = None,
+) -> None:
     deadline = time.monotonic() + READY_DEADLINE_SECONDS
     last_error = "no answer yet"
+    probe = _plain()
+    log_tail = (lambda: ":\n" + log_path.read_text()[-4000:]) if log_path else (lambda: "")
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"{origin}: process exited with {process.returncode}", pytrace=False)
+            pytest.fail(f"{url}: process exited with {process.returncode}{log_tail()}", pytrace=False)
         try:
-            resp = _plain().get(origin + "/healthz", timeout=2)
+            resp = get(probe)
             if resp.status_code == 200:
                 return
             last_error = f"answered {resp.status_code}: {resp.text[:200]}"
         except requests.RequestException as exc:
             last_error = str(exc)
         time.sleep(0.2)
-    pytest.fail(f"{origin}/healthz not 200 after {READY_DEADLINE_SECONDS}s ({last_error})", pytrace=False)
+    pytest.fail(f"{url} not ready after {READY_DEADLINE_SECONDS}s ({last_error}){log_tail()}", pytrace=False)
 
 
 def scrape(origin: str) -> dict[str, float]:

@@ -79,7 +79,8 @@ class DeliveryWorker:
 
     @property
     def in_flight(self) -> int:
-        return self._slots.taken
+        """Attempts being made now (not those waiting for a thread, nor reservations for a claim)."""
+        return self._slots.running
 
     def stop(self) -> None:
         self.stopping.set()
@@ -108,7 +109,7 @@ class DeliveryWorker:
                 break
             self._wake.clear()
             done = self._take_finished()
-            self._slots.give_back(len(done))
+            self._slots.finish(len(done))
             free = capacity - self._slots.taken
             if self._saturated:  # more is known to be due: claim once enough threads are free
                 claim = free >= self._refill_at
@@ -170,7 +171,7 @@ class DeliveryWorker:
             self._wake.wait(_SIGNAL_CHECK_SECONDS)
             self._wake.clear()
             done = self._take_finished()
-            self._slots.give_back(len(done))
+            self._slots.finish(len(done))
             self._record_and_claim(done, 0)
         self._pool.shutdown()
 
@@ -232,6 +233,7 @@ class DeliveryWorker:
     def _deliver(self, claimed: Claimed) -> None:
         """On an attempt thread: the attempt and its outcome, handed to the loop to record."""
         finished = None
+        self._slots.start(1)
         try:
             result = self._attempt(claimed)
             metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
@@ -285,7 +287,8 @@ class _Slots:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._taken = 0
+        self._taken = 0  # reserved (for a claim or a hand-over) or started, and not yet done
+        self._running = 0  # being attempted (on a thread) and not yet done
         self._closed = False
 
     @property
@@ -299,9 +302,25 @@ class _Slots:
             self._taken += granted
             return granted
 
+    @property
+    def running(self) -> int:
+        return self._running
+
     def give_back(self, count: int) -> None:
+        """Reserved and not started after all."""
         with self._changed:
             self._taken -= count
+            self._changed.notify_all()
+
+    def start(self, count: int) -> None:
+        with self._changed:
+            self._running += count
+
+    def finish(self, count: int) -> None:
+        """Started, and now done."""
+        with self._changed:
+            self._taken -= count
+            self._running -= count
             self._changed.notify_all()
 
     def wait_for_room(self, count: int, up_to: int, timeout: float) -> None:

@@ -3,6 +3,7 @@ lease is short, so that the last one queued still ends (one timeout per round) w
 
 import pytest
 
+from dps_webhooks.delivery import worker as worker_module
 from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.settings import Settings
 
@@ -39,3 +40,15 @@ def test_what_is_given_back_can_be_taken_on_again():
     one.give_back(2)
     assert one.take_on(5) == 2
     one.wait_for_room(0)  # room for nothing is always there: returns at once
+
+
+def test_once_room_did_not_come_in_time_the_consumer_stops_waiting_until_there_is_room(monkeypatch):
+    """A worker held up by slow receivers must not throttle the intake to one batch per wait."""
+    monkeypatch.setattr(worker_module, "HAND_OVER_WAIT_SECONDS", 0.05)
+    one = worker(delivery_concurrency=1)  # room for four
+    assert one.take_on(4) == 4
+    one.wait_for_room(1)  # waits the 0.05 s in vain
+    assert not one._room_comes_in_time  # the next batches are stored at once, due for any worker
+    one.give_back(1)
+    one.wait_for_room(1)  # room now: found at once
+    assert one._room_comes_in_time  # worth waiting again

@@ -68,6 +68,7 @@ class DeliveryWorker:
         self._pool = ThreadPoolExecutor(settings.delivery_concurrency, thread_name_prefix="webhook-attempt")
         self._saturated = False
         self._signalled = False
+        self._room_comes_in_time = True  # whether waiting for room to hand over is worth it (consumer's)
         self.heartbeat = Heartbeat("delivery loop", settings.poll_interval_seconds)  # the process's liveness
         # When busy, claim again once a quarter of the threads are free: one claim per few
         # deliveries instead of one per delivery.
@@ -135,9 +136,12 @@ class DeliveryWorker:
     def wait_for_room(self, count: int) -> None:
         """For the consumer, before it stores a batch of ``count`` events: wait (briefly) for room to
         take them on. A burst is then handed over as threads free up, instead of being stored for
-        claiming because this worker was full for a moment (which wakes and busies every worker);
-        when attempts are slow the wait times out and the rest is stored due for any worker."""
-        self._slots.wait_for_room(count, self._hand_over_limit, HAND_OVER_WAIT_SECONDS)
+        claiming because this worker was full for a moment (which wakes and busies every worker).
+        When attempts are slow the wait times out, and the consumer stops waiting until this worker
+        has room again: every batch meanwhile is stored at once, due for any worker, so a worker
+        held up by slow receivers never slows the intake down to one batch per wait."""
+        timeout = HAND_OVER_WAIT_SECONDS if self._room_comes_in_time else 0.0
+        self._room_comes_in_time = self._slots.wait_for_room(count, self._hand_over_limit, timeout)
 
     def take_on(self, count: int) -> int:
         """For the consumer: reserve up to ``count`` attempts of deliveries it is about to store
@@ -323,10 +327,11 @@ class _Slots:
             self._running -= count
             self._changed.notify_all()
 
-    def wait_for_room(self, count: int, up_to: int, timeout: float) -> None:
-        """Until ``count`` could be taken under ``up_to``, at most ``timeout`` seconds."""
+    def wait_for_room(self, count: int, up_to: int, timeout: float) -> bool:
+        """Until ``count`` could be taken under ``up_to``, at most ``timeout`` seconds; whether there
+        is room (or nothing more will be taken on)."""
         with self._changed:
-            self._changed.wait_for(lambda: self._closed or up_to - self._taken >= min(count, up_to), timeout)
+            return self._changed.wait_for(lambda: self._closed or up_to - self._taken >= min(count, up_to), timeout)
 
     def close(self) -> None:
         """Stopping: nothing more is taken on."""

@@ -72,6 +72,22 @@ class LocalAttempts(Protocol):
     def start(self, claimed: list[Claimed]) -> None: ...
 
 
+class _NoLocalWorker:
+    """A consumer running without a worker beside it (tests): everything is stored due for any worker."""
+
+    def wait_for_room(self, count: int) -> None:
+        pass
+
+    def take_on(self, count: int) -> int:
+        return 0
+
+    def give_back(self, count: int) -> None:
+        pass
+
+    def start(self, claimed: list[Claimed]) -> None:
+        pass
+
+
 class _Unavailable(Exception):
     """The database (or intake) failed on a valid message: back off, then consume again."""
 
@@ -80,7 +96,7 @@ class EventConsumer:
     def __init__(self, settings: Settings, tx: Transactions, *, local: LocalAttempts | None = None):
         self._settings = settings
         self._tx = tx
-        self._local = local
+        self._local: LocalAttempts = local if local is not None else _NoLocalWorker()
         self._queue = events_queue(settings)
         self._backoff = Backoff()
         self._acks_many = False  # AMQP acknowledges a batch in one frame; virtual transports one by one
@@ -142,13 +158,12 @@ class EventConsumer:
     def _store(self, parsed: list[tuple[Message, IncomingEvent]]) -> None:
         """One transaction for the batch, then the acks; requeue all of it when the database fails."""
         events = [event for _, event in parsed]
-        if self._local is not None:
-            self._local.wait_for_room(len(events))
+        self._local.wait_for_room(len(events))
         taken = 0
 
         def take_up_to(count: int) -> int:
             nonlocal taken
-            taken = self._local.take_on(count) if self._local is not None else 0
+            taken = self._local.take_on(count)
             return taken
 
         try:
@@ -169,8 +184,7 @@ class EventConsumer:
         metrics.EVENTS_ACCEPTED.inc(len(events))  # a redelivered one too (it creates nothing)
         metrics.DELIVERIES_CREATED.inc(accepted.deliveries)
         metrics.DELIVERIES_HANDED_OVER.inc(len(accepted.claimed))
-        if self._local is not None:
-            self._local.start(accepted.claimed)
+        self._local.start(accepted.claimed)
         self._acknowledge([message for message, _ in parsed])
         self._backoff.reset()
         log.info(

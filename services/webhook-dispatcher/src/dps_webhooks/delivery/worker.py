@@ -40,6 +40,7 @@ from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.sender import Sender
 from dps_webhooks.delivery.signing import delivery_headers
+from dps_webhooks.delivery.slots import Slots
 from dps_webhooks.domain.attempt_outcome import AttemptResult, decide
 from dps_webhooks.services.intake import DELIVERIES_CHANNEL
 from dps_webhooks.settings import Settings
@@ -64,7 +65,7 @@ class DeliveryWorker:
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
         self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
-        self._slots = _Slots()  # claimed or handed over and not yet recorded: the loop's and the consumer's
+        self._slots = Slots()  # claimed or handed over and not yet recorded: the loop's and the consumer's
         self._pool = ThreadPoolExecutor(settings.delivery_concurrency, thread_name_prefix="webhook-attempt")
         self._saturated = False
         self._signalled = False
@@ -284,60 +285,6 @@ class DeliveryWorker:
             except psycopg.Error:
                 log.warning("listen connection lost")
                 self.stopping.wait(_LISTEN_RETRY_SECONDS)
-
-
-class _Slots:
-    """Attempts taken on and not yet recorded, counted for the loop and the consumer together."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._taken = 0  # reserved (for a claim or a hand-over) or started, and not yet done
-        self._running = 0  # being attempted (on a thread) and not yet done
-        self._closed = False
-
-    @property
-    def taken(self) -> int:
-        return self._taken
-
-    def take(self, wanted: int, up_to: int) -> int:
-        """Take at most ``wanted`` while no more than ``up_to`` are taken in all; how many were."""
-        with self._changed:
-            granted = 0 if self._closed else max(0, min(wanted, up_to - self._taken))
-            self._taken += granted
-            return granted
-
-    @property
-    def running(self) -> int:
-        return self._running
-
-    def give_back(self, count: int) -> None:
-        """Reserved and not started after all."""
-        with self._changed:
-            self._taken -= count
-            self._changed.notify_all()
-
-    def start(self, count: int) -> None:
-        with self._changed:
-            self._running += count
-
-    def finish(self, count: int) -> None:
-        """Started, and now done."""
-        with self._changed:
-            self._taken -= count
-            self._running -= count
-            self._changed.notify_all()
-
-    def wait_for_room(self, count: int, up_to: int, timeout: float) -> bool:
-        """Until ``count`` could be taken under ``up_to``, at most ``timeout`` seconds; whether there
-        is room (or nothing more will be taken on)."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._closed or up_to - self._taken >= min(count, up_to), timeout)
-
-    def close(self) -> None:
-        """Stopping: nothing more is taken on."""
-        with self._changed:
-            self._closed = True
-            self._changed.notify_all()
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ PACKAGES = [
     ("sqlalchemy/orm/", "sqlalchemy.orm (Session)"), ("sqlalchemy/pool/", "sqlalchemy.pool"),
     ("sqlalchemy/engine/", "sqlalchemy.engine (execute, results)"), ("sqlalchemy/sql/", "sqlalchemy.sql (statements, cache keys)"),
     ("sqlalchemy/", "sqlalchemy (other)"), ("psycopg/", "psycopg (driver, row loading)"),
-    ("dps_common/http/json.py", "orjson dumps (response body)"), ("dps_common/", "dps_common (middleware, auth, paging)"),
+    ("dps_common/json.py", "orjson dumps (response body)"), ("dps_common/", "dps_common (middleware, auth, paging)"),
     ("dps_api/", "dps_api (resource, service)"), ("falcon/", "falcon"), ("gunicorn/", "gunicorn (HTTP, sockets)"),
     ("prometheus_client/", "prometheus_client"), ("logging/", "logging"), ("threading.py", "threads, GIL hand-off"),
     ("concurrent/", "threads, GIL hand-off"), ("selectors.py", "gunicorn (HTTP, sockets)"),

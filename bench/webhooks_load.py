@@ -19,8 +19,8 @@ import requests
 
 from dps_common.db import Transactions, make_engine
 from dps_common.events import envelope
-from dps_common.http.json import dumps
 from dps_common.ids import new_id
+from dps_common.json import dumps
 
 from dps_api.services.outbox import record_event
 

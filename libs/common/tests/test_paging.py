@@ -5,13 +5,8 @@ import falcon.testing
 import pytest
 
 from dps_common.http.operations import Paging
-from dps_common.http.paging import (
-    CursorCodec,
-    InvalidCursor,
-    InvalidLimit,
-    cursor_scope,
-    parse_limit,
-)
+from dps_common.http.paging import cursor_scope, parse_limit
+from dps_common.paging import CursorCodec, InvalidCursor, InvalidLimit
 
 PAGING = Paging(default=100, maximum=500, items_property="things")
 

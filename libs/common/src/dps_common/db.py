@@ -12,7 +12,7 @@ from sqlalchemy import MetaData, create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from dps_common.http.json import dumps, loads
+from dps_common.json import dumps, loads
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
-from dps_common.http.paging import InvalidCursor, PageRequest
+from dps_common.paging import InvalidCursor, PageRequest
 
 
 def resume_after(page: PageRequest, convert: list[Any]) -> list[Any] | None:

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import falcon
 from sqlalchemy import text
 
+from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
-from dps_common.http.auth import Authenticator
-from dps_common.http.paging import CursorCodec
+from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
 from dps_api.routes import add_routes

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from dps_common.auth.authenticator import Authenticator
 from dps_common.db import Transactions
-from dps_common.http.auth import Authenticator
-from dps_common.http.paging import CursorCodec
+from dps_common.paging import CursorCodec
 
 from dps_api.settings import Settings
 

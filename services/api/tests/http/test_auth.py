@@ -1,6 +1,6 @@
 """Authentication and scopes through create_app: the spec's 401 messages and 403 naming the scope."""
 
-from dps_common.http.auth import INVALID_KEY, MISSING_KEY
+from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY
 
 
 def test_whoami_returns_the_keys_organization_and_nothing_else(client, org):

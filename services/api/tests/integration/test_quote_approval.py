@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from dps_common.db import Transactions
 from dps_common.errors import NotFound
-from dps_common.http.json import dumps, loads
+from dps_common.json import dumps, loads
 
 from dps_api.db.models.identity import Organization, User
 from dps_api.db.models.quotes import Quote

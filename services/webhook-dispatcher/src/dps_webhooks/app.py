@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 import falcon
 from sqlalchemy import text
 
+from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
-from dps_common.http.auth import KeyAuthenticator
-from dps_common.http.paging import CursorCodec
+from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
 from dps_webhooks.routes import add_routes

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dps_common.db import Transactions
-from dps_common.http.paging import CursorCodec
+from dps_common.paging import CursorCodec
 
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer

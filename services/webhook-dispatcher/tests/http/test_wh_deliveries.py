@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import update
 
 from dps_common.events import envelope
-from dps_common.http.json import dumps, loads
+from dps_common.json import dumps, loads
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.schemas.deliveries import Delivery, DeliveryDetail, DeliveryList

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from dps_common.events import envelope
-from dps_common.http.json import dumps
+from dps_common.json import dumps
 
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint
 from dps_webhooks.services import intake

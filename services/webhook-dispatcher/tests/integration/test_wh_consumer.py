@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from dps_common.db import Transactions
 from dps_common.events import envelope
-from dps_common.http.json import dumps
+from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, connect, events_exchange
 from dps_common.testing.broker import broker_stopped, queue_counts
 from dps_common.testing.services import fresh_database, fresh_vhost

@@ -3,7 +3,7 @@ retention threads run; the threads ending is expected once the worker is stoppin
 
 import threading
 
-from dps_common.http.process_server import Heartbeat
+from dps_common.process_server import Heartbeat
 
 from dps_webhooks.delivery.worker import DeliveryWorker, _liveness
 from dps_webhooks.settings import Settings

@@ -14,12 +14,12 @@ from uuid import UUID
 
 import requests
 
+from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.keys import parse_key
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.errors import ServiceUnavailable, Unauthorized
-from dps_common.http.auth import INVALID_KEY, MISSING_KEY
 
 INTROSPECTION_PATH = "/internal/v1/key-introspection"
 _TIMEOUT_SECONDS = (3, 5)  # connect, read

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import falcon
 
+from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.http import problems
-from dps_common.http.auth import AuthMiddleware, KeyAuthenticator
+from dps_common.http.auth import AuthMiddleware
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext

@@ -1,57 +1,19 @@
-"""``x-api-key`` authentication and scope checks, for every service.
+"""``x-api-key`` authentication and scope checks on every request.
 
-The middleware resolves the key to a ``Principal`` through a ``KeyAuthenticator``: the api's reads its
-own tables through a ``KeyStore``, other services ask the api (``dps_common.auth.introspection``);
-both sit behind a bounded TTL cache. It then checks the scope the matched
-operation declares. The two 401 messages are the spec's, to the letter; 403 names the missing scope.
+The middleware resolves the key to a ``Principal`` through a ``KeyAuthenticator``
+(``dps_common.auth.authenticator``), then checks the scope the matched operation declares; 403 names
+the missing scope.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 import falcon
 
-from dps_common.auth.cache import KeyRecord, TtlCache
-from dps_common.auth.keys import parse_key, secret_matches
+from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.principal import Principal
-from dps_common.errors import MissingScope, Unauthorized
-
-MISSING_KEY = "API key is required. Pass it via the x-api-key header."
-INVALID_KEY = "Invalid API key."
-
-
-class KeyStore(Protocol):
-    def find(self, key_id: str) -> KeyRecord | None:
-        """The active key with this id, or None."""
-
-
-class KeyAuthenticator(Protocol):
-    def authenticate(self, raw_key: str | None) -> Principal:
-        """The principal of a presented key; raises ``Unauthorized`` with the spec's message."""
-
-
-class Authenticator:
-    def __init__(self, store: KeyStore, pepper: bytes, cache: TtlCache[KeyRecord]):
-        self._store = store
-        self._pepper = pepper
-        self._cache = cache
-
-    def authenticate(self, raw_key: str | None) -> Principal:
-        if raw_key is None:
-            raise Unauthorized(MISSING_KEY, code="missing_api_key")
-        parsed = parse_key(raw_key.strip())
-        if parsed is None:
-            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        record = self._cache.get(parsed.key_id, self._store.find)
-        if record is None or not secret_matches(self._pepper, parsed.secret, record.secret_hash):
-            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        return record.principal
-
-    def forget(self, key_id: str) -> None:
-        """Drop a cached lookup at once (a key changed in this process)."""
-        self._cache.invalidate(key_id)
+from dps_common.errors import MissingScope
 
 
 class AuthMiddleware:

@@ -12,7 +12,7 @@ import falcon
 from pydantic import BaseModel, ValidationError
 
 from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
-from dps_common.http.json import loads
+from dps_common.json import loads
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 _READ_CHUNK = 64 * 1024

@@ -1,33 +1,17 @@
-"""JSON encoding for responses: orjson, with Decimal, UUID and datetimes handled explicitly."""
+"""The responses' JSON media handler; request bodies are read through ``dps_common.http.bodies``."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import falcon
-import orjson
 
-
-def _default(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value, default=_default)
-
-
-def loads(raw: bytes) -> Any:
-    return orjson.loads(raw)
+from dps_common.json import dumps, loads
 
 
 class JsonHandler(falcon.media.BaseHandler):
-    """Response media handler; request bodies are read through ``dps_common.http.bodies``."""
-
-    def serialize(self, media, content_type=None):
+    def serialize(self, media: Any, content_type: str | None = None) -> bytes:
         return dumps(media)
 
-    def deserialize(self, stream, content_type, content_length):
+    def deserialize(self, stream: Any, content_type: str | None, content_length: int | None) -> Any:
         return loads(stream.read())

@@ -7,7 +7,7 @@ import logging
 import falcon
 
 from dps_common.errors import ServiceError, http_status_of
-from dps_common.http.json import dumps
+from dps_common.json import dumps
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("dps.http")

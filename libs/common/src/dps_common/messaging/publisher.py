@@ -20,7 +20,7 @@ from uuid import UUID
 
 from kombu import Connection, Producer
 
-from dps_common.http.json import dumps
+from dps_common.json import dumps
 from dps_common.messaging.broker import DEFAULT_EVENTS_EXCHANGE, broker_errors, connect, events_exchange, redacted
 from dps_common.messaging.confirms import BatchConfirms
 

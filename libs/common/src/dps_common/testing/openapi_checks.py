@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
+from dps_common.auth.authenticator import MISSING_KEY
 from dps_common.auth.scopes import ROLE_SCOPES, Role
-from dps_common.http.auth import MISSING_KEY
 
 _RESPONDER = re.compile(r"^on_(get|post|put|patch|delete)$")
 

@@ -83,7 +83,7 @@ def wait_ready(process: subprocess.Popen, url: str, ca_file: str, log_path: Path
 
 
 def wait_healthy(process: subprocess.Popen, origin: str) -> None:
-    """Until ``origin/healthz`` (plain HTTP, ``dps_common.http.process_server``) answers 200."""
+    """Until ``origin/healthz`` (plain HTTP, ``dps_common.process_server``) answers 200."""
     url = origin + "/healthz"
     _wait_for_200(process, url, lambda session: session.get(url, timeout=2))
 

@@ -9,8 +9,8 @@ import threading
 
 from dps_common import logs
 from dps_common.db import Transactions, make_engine
-from dps_common.http.process_server import serve_health_and_metrics
 from dps_common.messaging import redacted
+from dps_common.process_server import serve_health_and_metrics
 from dps_common.settings import SettingsError
 
 from dps_api.relay.relay import OutboxRelay, log

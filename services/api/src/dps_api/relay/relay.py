@@ -16,8 +16,8 @@ import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 
 from dps_common.db import Transactions
-from dps_common.http.process_server import Heartbeat
 from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
+from dps_common.process_server import Heartbeat
 
 from dps_api.relay import metrics
 from dps_api.relay.batches import Claimed, claim_unpublished, mark_published

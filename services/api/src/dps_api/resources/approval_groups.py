@@ -6,8 +6,9 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import CursorCodec, serve_page
+from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
+from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
 from dps_api.schemas.approval_config import (

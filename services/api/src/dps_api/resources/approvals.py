@@ -14,13 +14,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import API_PREFIX, Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import (
-    CursorCodec,
-    PageRequest,
-    cursor_scope,
-    page_request,
-    page_response,
-)
+from dps_common.http.paging import cursor_scope, page_request, page_response
 from dps_common.http.params import (
     invalid_param,
     path_id,
@@ -28,6 +22,7 @@ from dps_common.http.params import (
     query_int,
     query_uuid,
 )
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
 from dps_api.domain.approval_flow import RequestStatus

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, invalid_field, not_found
-from dps_common.http.paging import PageRequest
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_api.db.models.approvals import (
     ApprovalGroup,

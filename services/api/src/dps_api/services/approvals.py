@@ -27,8 +27,8 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, not_found
-from dps_common.http.paging import PageRequest
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_api.db.models.approvals import (
     ApprovalGroup,

@@ -30,8 +30,8 @@ from dps_common.errors import (
     invalid_fields,
     not_found,
 )
-from dps_common.http.paging import PageRequest
 from dps_common.keyset import resume_after
+from dps_common.paging import PageRequest
 
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.schemas.catalog import ProductCreate, ProductUpdate

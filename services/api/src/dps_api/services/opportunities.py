@@ -21,8 +21,8 @@ from dps_common.errors import (
     invalid_field,
     not_found,
 )
-from dps_common.http.paging import PageRequest
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity

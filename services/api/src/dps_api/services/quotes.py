@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import invalid_field
-from dps_common.http.paging import PageRequest
 from dps_common.ids import new_id
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity

@@ -32,7 +32,7 @@ from functools import lru_cache
 import psycopg
 
 from dps_common.db import Transactions, make_engine
-from dps_common.http.process_server import Heartbeat, serve_health_and_metrics
+from dps_common.process_server import Heartbeat, serve_health_and_metrics
 
 from dps_webhooks import metrics
 from dps_webhooks.delivery.claims import Claimed, claim_due

@@ -6,8 +6,9 @@ import falcon
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import CursorCodec, serve_page
+from dps_common.http.paging import serve_page
 from dps_common.http.params import invalid_param, path_id
+from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
 from dps_webhooks.schemas.deliveries import Delivery, DeliveryDetail, DeliveryList

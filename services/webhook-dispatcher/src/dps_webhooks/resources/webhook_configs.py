@@ -7,8 +7,9 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import CursorCodec, serve_page
+from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
+from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
 from dps_webhooks.schemas.deliveries import Delivery

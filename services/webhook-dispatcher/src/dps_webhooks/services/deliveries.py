@@ -22,9 +22,9 @@ from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import not_found
 from dps_common.events import envelope
-from dps_common.http.json import dumps
-from dps_common.http.paging import PageRequest
+from dps_common.json import dumps
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import invalid_field, not_found
-from dps_common.http.paging import PageRequest
 from dps_common.ids import new_id
 from dps_common.keyset import keyset
+from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import WebhookEndpoint
 from dps_webhooks.domain.endpoint_status import (

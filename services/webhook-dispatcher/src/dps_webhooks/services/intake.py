@@ -22,8 +22,8 @@ from sqlalchemy import Boolean, DateTime, Integer, Interval, Row, String, Text, 
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.orm import Session
 
-from dps_common.http.json import loads
 from dps_common.ids import new_id
+from dps_common.json import loads
 
 from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent

@@ -20,7 +20,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from dps_common.http.json import dumps
+from dps_common.json import dumps
 
 log = logging.getLogger("dps.process_server")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
@@ -23,14 +23,17 @@ def resume_after(page: PageRequest, convert: list[Any]) -> list[Any] | None:
         raise InvalidCursor("The cursor is malformed.") from None
 
 
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
+
+
 def keyset(
-    stmt: Select,
-    columns: list[ColumnElement],
+    stmt: Select[_Row],
+    columns: list[ColumnElement[Any]],
     page: PageRequest,
     *,
     descending: bool = False,
     convert: list[Any] | None = None,
-) -> Select:
+) -> Select[_Row]:
     """Order ``stmt`` by ``columns`` and resume after ``page.after``.
 
     ``convert`` turns each cursor value (JSON) back into the column's Python type (``UUID``, ...).

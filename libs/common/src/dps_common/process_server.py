@@ -16,11 +16,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from socketserver import ThreadingMixIn
+from typing import TYPE_CHECKING
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from dps_common.json import dumps
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger("dps.process_server")
 
@@ -110,8 +114,8 @@ class _Quiet(WSGIRequestHandler):
         log.debug("process server request", extra={"request": format % args})
 
 
-def _app(liveness: Liveness) -> Callable:
-    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+def _app(liveness: Liveness) -> WSGIApplication:
+    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path not in ("/metrics", "/healthz"):
             return _respond(start_response, "404 Not Found", _JSON, dumps({"status": "not found"}))
@@ -137,7 +141,7 @@ def _not_alive(liveness: Liveness) -> str | None:
 
 
 def _respond(
-    start_response: Callable, status: str, content_type: str, body: bytes, headers: Iterable[tuple[str, str]] = ()
+    start_response: StartResponse, status: str, content_type: str, body: bytes, headers: Iterable[tuple[str, str]] = ()
 ) -> list[bytes]:
     start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body))), *headers])
     return [body]

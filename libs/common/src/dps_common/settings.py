@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Mapping
 
@@ -11,7 +12,10 @@ class SettingsError(ValueError):
 
 
 class Env:
-    """Typed reads of environment variables; every problem is collected and reported together."""
+    """Typed reads of environment variables; every problem is collected and reported together.
+
+    The methods are named after the types they read (``env.int(...)``), which hides the builtins in
+    the annotations that follow them: those say ``builtins.int``."""
 
     def __init__(self, environ: Mapping[str, str] | None = None):
         self._environ = os.environ if environ is None else environ
@@ -24,11 +28,14 @@ class Env:
             return ""
         return value
 
-    def optional(self, name: str) -> str:
+    def optional(self, name: builtins.str) -> builtins.str:
         """A value whose absence is meaningful (a feature off, a default computed elsewhere)."""
         return self._environ.get(name, "")
 
-    def int(self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    def int(
+        self, name: builtins.str, default: builtins.int, *,
+        minimum: builtins.int | None = None, maximum: builtins.int | None = None,
+    ) -> builtins.int:
         raw = self._environ.get(name)
         if raw is None or raw == "":
             return default
@@ -41,7 +48,10 @@ class Env:
             self.problems.append(f"{name} must be between {minimum} and {maximum}, got {value}")
         return value
 
-    def float(self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    def float(
+        self, name: builtins.str, default: builtins.float, *,
+        minimum: builtins.float | None = None, maximum: builtins.float | None = None,
+    ) -> builtins.float:
         raw = self._environ.get(name)
         if raw is None or raw == "":
             return default
@@ -54,20 +64,20 @@ class Env:
             self.problems.append(f"{name} must be between {minimum} and {maximum}, got {value}")
         return value
 
-    def secret(self, name: str, *, min_length: int = 32) -> bytes:
+    def secret(self, name: builtins.str, *, min_length: builtins.int = 32) -> bytes:
         value = self.str(name)
         if value and len(value) < min_length:
             self.problems.append(f"{name} must be at least {min_length} characters")
         return value.encode()
 
-    def optional_secret(self, name: str, *, min_length: int = 32) -> str:
+    def optional_secret(self, name: builtins.str, *, min_length: builtins.int = 32) -> builtins.str:
         """A secret that may be absent (its feature is then off); when set, as long as ``secret``."""
         value = self._environ.get(name, "")
         if value and len(value) < min_length:
             self.problems.append(f"{name} must be at least {min_length} characters")
         return value
 
-    def postgres_url(self, name: str = "DATABASE_URL") -> str:
+    def postgres_url(self, name: builtins.str = "DATABASE_URL") -> builtins.str:
         value = self.str(name)
         if value and not value.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
             self.problems.append(f"{name} must be a postgresql:// URL")

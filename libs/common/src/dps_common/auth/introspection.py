@@ -10,6 +10,7 @@ the request fails with 503 and nothing is cached.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 from uuid import UUID
 
 import requests
@@ -25,7 +26,7 @@ INTROSPECTION_PATH = "/internal/v1/key-introspection"
 _TIMEOUT_SECONDS = (3, 5)  # connect, read
 
 
-def principal_to_json(principal: Principal) -> dict:
+def principal_to_json(principal: Principal) -> dict[str, Any]:
     return {
         "active": True,
         "organizationId": str(principal.organization_id),
@@ -36,7 +37,7 @@ def principal_to_json(principal: Principal) -> dict:
     }
 
 
-def principal_from_json(body: dict) -> Principal | None:
+def principal_from_json(body: dict[str, Any]) -> Principal | None:
     if not body.get("active"):
         return None
     return Principal(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import falcon
 
@@ -18,11 +19,11 @@ API_PREFIX = "/external/v1"
 INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never routes it
 
 
-class ServiceApp(falcon.App):
+class ServiceApp(falcon.App[falcon.Request, falcon.Response]):
     """A Falcon app that also carries its composition root's context (for tests and tools)."""
 
     context: object = None
-    documented_routes: list = []  # (path under /external/v1, resource), set by Api
+    documented_routes: list[tuple[str, object]] = []  # (path under /external/v1, resource), set by Api
 
 
 class Api:
@@ -61,7 +62,7 @@ class Api:
 class _OpenApi:
     public = True
 
-    def __init__(self, document: dict):
+    def __init__(self, document: dict[str, Any]):
         self._document = document
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:

@@ -8,6 +8,7 @@ the missing scope.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import falcon
 
@@ -21,7 +22,9 @@ class AuthMiddleware:
         self._auth = authenticator
         self._on_authenticated = on_authenticated
 
-    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource, params) -> None:
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
+    ) -> None:
         if resource is None or getattr(resource, "public", False):
             return
         principal = self._auth.authenticate(req.get_header("x-api-key"))

@@ -6,7 +6,8 @@ spec's rule), malformed JSON and wrong types give 400 naming each offending fiel
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import falcon
 from pydantic import BaseModel, ValidationError
@@ -31,7 +32,8 @@ def read_body(req: falcon.Request, limit: int = MAX_BODY_BYTES) -> bytes:
             raise too_large()
         return req.bounded_stream.read(length)
     # chunked transfer encoding: the server de-chunks; read until EOF, one chunk past the limit at most
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     while True:
         chunk = req.stream.read(min(_READ_CHUNK, limit + 1 - size))
         if not chunk:
@@ -42,23 +44,27 @@ def read_body(req: falcon.Request, limit: int = MAX_BODY_BYTES) -> bytes:
             raise too_large()
 
 
-def field_path(loc: tuple) -> str:
+def field_path(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     return path or "body"
 
 
-def validation_failed(errors: list[dict]) -> ValidationFailed:
+def validation_failed(errors: Sequence[Mapping[str, Any]]) -> ValidationFailed:
     fields = [{"field": field_path(e["loc"]), "message": e["msg"]} for e in errors]
     first = fields[0]
     return ValidationFailed(f"{first['field']}: {first['message']}", extra={"errors": fields})
 
 
-def _nul_field(value, loc: tuple = ()) -> tuple | None:
+Location = tuple[int | str, ...]
+
+
+def _nul_field(value: Any, loc: Location = ()) -> Location | None:
     """The location of the first string holding a NUL character (PostgreSQL text cannot store one)."""
     if isinstance(value, str):
         return loc if "\x00" in value else None
+    items: Iterable[tuple[int | str, Any]]
     if isinstance(value, dict):
         items = value.items()
     elif isinstance(value, list):

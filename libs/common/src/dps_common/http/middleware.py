@@ -46,9 +46,9 @@ class Observability:
         self.service = service
         # labelled children by (method, route, status): ``labels()`` validates and locks on every
         # call; the set of routes, methods and statuses is small and fixed, so look them up once
-        self._children: dict[tuple[str, str, int], tuple] = {}
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
-    def _metrics(self, method: str, route: str, status: int) -> tuple:
+    def _metrics(self, method: str, route: str, status: int) -> tuple[Counter, Histogram]:
         key = (method, route, status)
         children = self._children.get(key)
         if children is None:
@@ -56,7 +56,9 @@ class Observability:
             self._children[key] = children
         return children
 
-    def process_response(self, req: falcon.Request, resp: falcon.Response, resource, req_succeeded: bool) -> None:
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
         started = req.context.get("started")
         if started is None:
             return

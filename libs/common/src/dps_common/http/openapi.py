@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -135,5 +136,5 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
     }
 
 
-def _is_request(model: type[BaseModel], routes) -> bool:
+def _is_request(model: type[BaseModel], routes: Sequence[tuple[str, object]]) -> bool:
     return any(op.body is model for _, r in routes for op in getattr(r, "operations", {}).values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import falcon
 
@@ -11,10 +12,11 @@ from dps_common.json import dumps
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("dps.http")
+Params = dict[str, Any]  # the route's URI template fields
 
 
-def problem(req: falcon.Request, status: int, title: str, detail: str, code: str, **extra) -> dict:
-    body = {
+def problem(req: falcon.Request, status: int, title: str, detail: str, code: str, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "type": f"https://errors.dealpricing.example/{code}",
         "title": title,
         "status": status,
@@ -26,14 +28,14 @@ def problem(req: falcon.Request, status: int, title: str, detail: str, code: str
     return body
 
 
-def _write(resp: falcon.Response, status: int, body: dict) -> None:
+def _write(resp: falcon.Response, status: int, body: dict[str, Any]) -> None:
     resp.status = status
     resp.content_type = PROBLEM_JSON
     resp.data = dumps(body)
     resp.media = None
 
 
-def handle_service_error(req, resp, ex: ServiceError, params) -> None:
+def handle_service_error(req: falcon.Request, resp: falcon.Response, ex: ServiceError, params: Params) -> None:
     status = http_status_of(ex)
     _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
     if status == 413:
@@ -41,7 +43,7 @@ def handle_service_error(req, resp, ex: ServiceError, params) -> None:
         resp.set_header("Connection", "close")
 
 
-def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
+def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError, params: Params) -> None:
     """Falcon's own errors (404 route, 405 method, ...) as problem details too."""
     status = ex.status_code
     code = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}.get(
@@ -50,11 +52,10 @@ def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
     title = ex.title or "Error"
     detail = ex.description or title
     _write(resp, status, problem(req, status, title, detail, code))
-    for name, value in (ex.headers or {}).items():
-        resp.set_header(name, value)
+    resp.set_headers(ex.headers or {})
 
 
-def handle_unexpected(req, resp, ex: Exception, params) -> None:
+def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception, params: Params) -> None:
     if isinstance(ex, falcon.HTTPError):
         handle_http_error(req, resp, ex, params)
         return
@@ -62,7 +63,7 @@ def handle_unexpected(req, resp, ex: Exception, params) -> None:
     _write(resp, 500, problem(req, 500, "Internal error", "The server failed to process the request.", "internal_error"))
 
 
-def install(app: falcon.App) -> None:
+def install(app: falcon.App[falcon.Request, falcon.Response]) -> None:
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http_error)
     app.add_error_handler(ServiceError, handle_service_error)

@@ -18,7 +18,7 @@ class Backoff:
 
     @property
     def next_delay(self) -> float:
-        return min(self.maximum, self.initial * 2**self._failures)
+        return min(self.maximum, self.initial * float(2**self._failures))
 
     def wait(self, stop: threading.Event) -> bool:
         """Sleep the next delay; True when ``stop`` was set meanwhile."""

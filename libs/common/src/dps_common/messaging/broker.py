@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from kombu import Connection, Exchange
+from kombu.connection import Connection
+from kombu.entity import Exchange
 from kombu.exceptions import KombuError, OperationalError
 
 from dps_common.messaging import filesystem

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from time import monotonic
+from typing import Any
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
@@ -22,7 +23,8 @@ PARTIAL_SUFFIX = ".partial"  # consumers take only names ending in ".<queue>.msg
 
 
 class Channel(filesystem.Channel):
-    def _put(self, queue, payload, **kwargs):
+    # kombu's filesystem Channel renames its base's ``message`` parameter: override it as it does
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         # kombu's own name: consumers take the oldest first by this millisecond prefix
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from uuid import UUID
 
-from kombu import Connection, Producer
+from kombu.connection import Connection
+from kombu.messaging import Producer
 
 from dps_common.json import dumps
 from dps_common.messaging.broker import DEFAULT_EVENTS_EXCHANGE, broker_errors, connect, events_exchange, redacted
@@ -113,10 +114,11 @@ class EventPublisher:
         return self._publish_confirmed(events)
 
     def _publish_confirmed(self, events: Sequence[OutgoingEvent]) -> Published:
-        channel, exchange = self._channel, self.exchange.name
+        channel, exchange, connection = self._channel, self.exchange.name, self._connection
+        assert connection is not None  # publish_batch connected
         confirms = self._confirms = BatchConfirms(self._next_tag, len(events))
         deadline = time.monotonic() + CONFIRM_TIMEOUT_SECONDS
-        failure = None
+        failure: PublishFailed | None = None
         try:
             for event in events:
                 properties = {"delivery_mode": PERSISTENT, "message_id": str(event.id)}
@@ -127,8 +129,8 @@ class EventPublisher:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"{confirms.unsettled} events not confirmed in {CONFIRM_TIMEOUT_SECONDS} s")
-                self._connection.drain_events(timeout=remaining)
-        except broker_errors(self._connection) as exc:  # a timeout too: unsettled tags would skew the next batch
+                connection.drain_events(timeout=remaining)
+        except broker_errors(connection) as exc:  # a timeout too: unsettled tags would skew the next batch
             failure = PublishFailed(f"publish failed: {exc!r}")
         except Exception as exc:  # a surprise mid-batch: the channel's state is unknown
             failure = PublishFailed(f"publish not confirmed: {exc!r}")
@@ -146,13 +148,16 @@ class EventPublisher:
 
     def _write_routed(self, events: Sequence[OutgoingEvent]) -> Published:
         """The filesystem transport: each event whose type a queue is bound for is written at once."""
-        written, unrouted = [], []
+        producer, connection = self._producer, self._connection
+        assert producer is not None and connection is not None  # publish_batch connected
+        written: list[UUID | str] = []
+        unrouted: list[str] = []
         for event in events:
             if not self._routed(event.type):
                 unrouted.append(event.type)
                 continue
             try:
-                self._producer.publish(
+                producer.publish(
                     event.body,
                     routing_key=event.type,
                     content_type=CONTENT_TYPE,
@@ -161,7 +166,7 @@ class EventPublisher:
                     mandatory=True,
                     message_id=str(event.id),
                 )
-            except broker_errors(self._connection) as exc:
+            except broker_errors(connection) as exc:
                 self.close()
                 return Published(written, PublishFailed(f"publish failed: {exc!r}"))
             written.append(event.id)

@@ -1,0 +1,6 @@
+"""Every table of the connector; importing this registers them all on the metadata."""
+
+from dps_billing.db.models.connections import BillingConnection, OAuthState, PlatformEvent
+from dps_billing.db.models.pushes import BillingPush, PacerSlot, PushObject
+
+__all__ = ["BillingConnection", "BillingPush", "OAuthState", "PacerSlot", "PlatformEvent", "PushObject"]

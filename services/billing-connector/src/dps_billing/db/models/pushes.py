@@ -1,0 +1,90 @@
+"""Push jobs, the objects they create on the platform, and the per-account pacing slots.
+
+The work queue is ``billing_pushes``: a push is claimable while ``queued``, or ``running`` with its
+lease ended (its worker died). At most one push per quote is queued or running (a partial unique
+index), so concurrent requests cannot start two.
+
+``billing_push_objects`` holds one row per object a push creates: written as an intent (key and
+``sent_at``) before the call, completed with the platform's id as soon as it is returned, each in its
+own short transaction. A resumed push skips what has an id, and reconciles an intent without one.
+"""
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dps_billing.db.base import Base, defaults_to_now, timestamp, uuid_pk
+
+ACTIVE = "status IN ('queued', 'running')"
+
+
+class BillingPush(Base):
+    __tablename__ = "billing_pushes"
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),
+        Index("ix_billing_pushes_organization_id_quote_id_id", "organization_id", "quote_id", "id"),
+        Index(
+            "ix_billing_pushes_one_active_per_quote",
+            "organization_id",
+            "quote_id",
+            unique=True,
+            postgresql_where=text(ACTIVE),
+        ),
+        Index("ix_billing_pushes_claimable", "lease_until", postgresql_where=text(ACTIVE)),
+    )
+
+    id: Mapped[UUID] = uuid_pk()  # UUIDv7: newest first is id order
+    organization_id: Mapped[UUID]
+    quote_id: Mapped[UUID]
+    requested_by: Mapped[UUID]
+    status: Mapped[str] = mapped_column(String(16))
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSONB)  # the approved quote as it was at the request
+    planned_at: Mapped[datetime | None] = timestamp()  # the plan's "now": the same plan on every resume
+    lines_total: Mapped[int] = mapped_column(server_default="0")
+    products_created: Mapped[int] = mapped_column(server_default="0")
+    prices_created: Mapped[int] = mapped_column(server_default="0")
+    quote_created: Mapped[bool] = mapped_column(server_default="false")
+    warnings: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    error_param: Mapped[str | None] = mapped_column(Text)
+    billing_quote_id: Mapped[str | None] = mapped_column(String(255))
+    review_url: Mapped[str | None] = mapped_column(Text)
+    lease_until: Mapped[datetime | None] = timestamp()
+    claim_token: Mapped[UUID | None]
+    claims: Mapped[int] = mapped_column(server_default="0")
+    created_at: Mapped[datetime] = defaults_to_now()
+    updated_at: Mapped[datetime] = defaults_to_now()
+    finished_at: Mapped[datetime | None] = timestamp()
+
+
+class PushObject(Base):
+    __tablename__ = "billing_push_objects"
+    __table_args__ = (
+        UniqueConstraint("push_id", "line_id", "kind"),
+        CheckConstraint("kind IN ('product', 'price', 'quote')", name="kind"),
+    )
+
+    id: Mapped[UUID] = uuid_pk()
+    push_id: Mapped[UUID] = mapped_column(ForeignKey("billing_pushes.id", ondelete="CASCADE"))
+    line_id: Mapped[str] = mapped_column(String(64))  # the quote line; '' for the billing quote
+    kind: Mapped[str] = mapped_column(String(16))
+    position: Mapped[int]  # the line's place in the plan
+    generation: Mapped[int] = mapped_column(server_default="0")  # bumped when a lost create is made anew
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    sent_at: Mapped[datetime] = timestamp()  # the intent: a call with this key was (about to be) made
+    platform_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = defaults_to_now()
+
+
+class PacerSlot(Base):
+    """The next free call slot of one platform account, shared by every worker of every replica."""
+
+    __tablename__ = "billing_pacer_slots"
+
+    account_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    next_slot: Mapped[datetime] = timestamp()

@@ -1,0 +1,115 @@
+"""The connector's configuration, read from the environment and validated at start: every problem is
+named in one message.
+
+The platform's addresses default to Stripe's; tests and ``make run`` point them at the stand-in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.crypto import decode_key
+from dps_common.settings import Env
+
+STRIPE_API_URL = "https://api.stripe.com"
+STRIPE_MARKETPLACE_URL = "https://marketplace.stripe.com"
+MAX_STATE_TTL_SECONDS = 600.0  # an authorize link is good for at most 10 minutes
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    api_url: str  # the api: key introspection and quote snapshots
+    internal_api_token: str
+    cursor_secret: bytes
+    billing_secret_key: str  # the app's secret key (sk_...): token exchange, refresh, deauthorize
+    billing_client_id: str  # the app's client id (ca_...)
+    billing_redirect_uri: str  # this service's callback, as registered with the app
+    billing_webhook_secret: str  # whsec_...: verifies the platform's Stripe-Signature
+    billing_token_key: bytes  # AES-256 key sealing the OAuth tokens
+    billing_state_secret: bytes  # HMAC key signing the authorize state
+    billing_api_url: str = STRIPE_API_URL
+    billing_marketplace_url: str = STRIPE_MARKETPLACE_URL
+    billing_livemode: bool = False
+    billing_rate_per_second: float = 20.0  # per account, shared by every worker (Stripe test mode: 25 writes/s)
+    state_ttl_seconds: float = MAX_STATE_TTL_SECONDS
+    api_ca_file: str = ""  # CA bundle for the api's certificate (empty: the system's)
+    push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
+    push_poll_interval_seconds: float = 1.0
+    push_concurrency: int = 2  # pushes worked on at once per worker process
+    key_cache_ttl_seconds: float = 60.0
+    db_pool_size: int = 5
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        env = Env(environ)
+        settings = cls(
+            database_url=env.postgres_url("DATABASE_URL"),
+            api_url=_http_url(env, "API_URL", None),
+            internal_api_token=env.secret("INTERNAL_API_TOKEN").decode(),
+            cursor_secret=env.secret("CURSOR_SECRET"),
+            billing_secret_key=env.str("BILLING_SECRET_KEY"),
+            billing_client_id=env.str("BILLING_CLIENT_ID"),
+            billing_redirect_uri=_http_url(env, "BILLING_REDIRECT_URI", None),
+            billing_webhook_secret=env.str("BILLING_WEBHOOK_SECRET"),
+            billing_token_key=_key(env, "BILLING_TOKEN_KEY"),
+            billing_state_secret=env.secret("BILLING_STATE_SECRET"),
+            billing_api_url=_http_url(env, "BILLING_API_URL", STRIPE_API_URL),
+            billing_marketplace_url=_http_url(env, "BILLING_MARKETPLACE_URL", STRIPE_MARKETPLACE_URL),
+            billing_livemode=_bool(env, "BILLING_LIVEMODE", False),
+            billing_rate_per_second=env.float("BILLING_RATE_PER_SECOND", 20.0, minimum=0.1, maximum=100),
+            state_ttl_seconds=env.float(
+                "BILLING_STATE_TTL_SECONDS", MAX_STATE_TTL_SECONDS, minimum=1, maximum=MAX_STATE_TTL_SECONDS
+            ),
+            api_ca_file=env.optional("API_CA_FILE"),
+            push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
+            push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
+            push_concurrency=env.int("PUSH_CONCURRENCY", 2, minimum=1, maximum=64),
+            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
+            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
+            log_level=env.str("LOG_LEVEL", "INFO"),
+        )
+        secret_key = settings.billing_secret_key
+        if secret_key and not secret_key.startswith(("sk_", "rk_")):
+            env.problems.append("BILLING_SECRET_KEY must be the app's secret key (sk_...)")
+        elif secret_key.startswith(("sk_live_", "sk_test_")) and secret_key.startswith("sk_live_") != settings.billing_livemode:
+            env.problems.append("BILLING_SECRET_KEY is a " + ("live" if secret_key.startswith("sk_live_") else "test")
+                                + " mode key but BILLING_LIVEMODE is " + str(settings.billing_livemode).lower())
+        if settings.billing_webhook_secret and not settings.billing_webhook_secret.startswith("whsec_"):
+            env.problems.append("BILLING_WEBHOOK_SECRET must be the platform's signing secret (whsec_...)")
+        env.check()
+        return settings
+
+
+def _http_url(env: Env, name: str, default: str | None) -> str:
+    value = env.str(name, default)
+    if value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            env.problems.append(f"{name} must be an http(s):// URL, got {value!r}")
+    return value.rstrip("/") if name != "BILLING_REDIRECT_URI" else value
+
+
+def _key(env: Env, name: str) -> bytes:
+    raw = env.str(name)
+    if not raw:
+        return b""
+    try:
+        return decode_key(raw)
+    except ValueError as exc:
+        env.problems.append(f"{name} {exc}")
+        return b""
+
+
+def _bool(env: Env, name: str, default: bool) -> bool:
+    raw = env.optional(name).strip().lower()
+    if not raw:
+        return default
+    if raw not in ("true", "false", "1", "0"):
+        env.problems.append(f"{name} must be true or false, got {raw!r}")
+        return default
+    return raw in ("true", "1")

@@ -1,20 +1,17 @@
-"""Fixtures for the api's suite: a migrated PostgreSQL database per run, a rolled-back transaction
-per test, the app over it, and an organization with a key of each role."""
+"""What the api's suite tells the test plugin (``dps_common.testing.plugin``, which provides the
+migrated database, the rolled-back transaction per test, ``app`` and ``client``), and an
+organization with a key of each role."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import falcon.testing
+import falcon
 import pytest
-from sqlalchemy import Engine
 
-from dps_common.db import Transactions, make_engine
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import rolled_back
+from dps_common.testing.service import ServiceUnderTest
 
 from dps_api.app import create_app
-from dps_api.db.migrate import upgrade
+from dps_api.db import models  # noqa: F401  (every table on the metadata)
+from dps_api.db.base import Base
 from dps_api.services.identity import IdentityService
 from dps_api.settings import Settings
 
@@ -25,42 +22,15 @@ CURSOR_SECRET = "test-cursor-secret-0123456789abcdef0123456789"
 
 
 @pytest.fixture(scope="session")
-def database_url() -> Iterator[str]:
-    with fresh_database("dps_api_test") as url:
-        upgrade(url)
-        yield url
+def dps_service() -> ServiceUnderTest[Settings]:
+    return ServiceUnderTest(package="dps_api", metadata=Base.metadata, create_app=create_app)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def settings(database_url: str) -> Settings:
     return Settings.from_env(
         {"DATABASE_URL": database_url, "API_KEY_PEPPER": PEPPER, "CURSOR_SECRET": CURSOR_SECRET}
     )
-
-
-@pytest.fixture(scope="session")
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def tx(engine: Engine) -> Iterator[Transactions]:
-    """Every use case's transaction becomes a savepoint of this test's outer transaction,
-    rolled back at the end, so tests never see each other's rows."""
-    with rolled_back(engine) as transactions:
-        yield transactions
-
-
-@pytest.fixture
-def app(settings: Settings, tx: Transactions) -> falcon.App:
-    return create_app(settings, tx=tx)
-
-
-@pytest.fixture
-def client(app: falcon.App) -> falcon.testing.TestClient:
-    return falcon.testing.TestClient(app)
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
-"""Fixtures for the dispatcher's suite: a migrated database per run, a rolled-back transaction per
-test, and a real api (gunicorn over HTTPS, its own database) that the dispatcher asks to check keys,
+"""What the dispatcher's suite tells the test plugin (``dps_common.testing.plugin``, which provides
+the migrated database, the rolled-back transaction per test, ``app`` and ``client``; tests that run
+workers in other threads or processes use committed data on their own database instead), and a
+real api (gunicorn over HTTPS, its own database) that the dispatcher asks to check keys,
 with organizations provisioned through its admin command line. The dispatcher imports no api code:
 the api is a process here, as in production."""
 
@@ -11,19 +13,17 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import falcon.testing
 import pytest
-from sqlalchemy import Engine
 
 from dps_common.crypto import new_key
-from dps_common.db import Transactions, make_engine
 from dps_common.testing.processes import gunicorn, write_tls_files
 from dps_common.testing.provisioning import Admin, Org
+from dps_common.testing.service import ServiceUnderTest
 from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import rolled_back
 
 from dps_webhooks.app import create_app
-from dps_webhooks.db.migrate import upgrade
+from dps_webhooks.db import models  # noqa: F401  (every table on the metadata)
+from dps_webhooks.db.base import Base
 from dps_webhooks.settings import Settings
 
 PEPPER = "webhooks-test-pepper-0123456789abcdef0123456789"
@@ -77,13 +77,11 @@ def other_org(admin: Admin) -> Org:
 
 
 @pytest.fixture(scope="session")
-def database_url() -> Iterator[str]:
-    with fresh_database("dps_webhooks_test") as url:
-        upgrade(url)
-        yield url
+def dps_service() -> ServiceUnderTest[Settings]:
+    return ServiceUnderTest(package="dps_webhooks", metadata=Base.metadata, create_app=create_app)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str]) -> dict[str, str]:
     """The dispatcher's environment (tests add to it); receivers on loopback are allowed."""
     return {
@@ -98,12 +96,12 @@ def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str]) 
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def settings(settings_env: dict[str, str]) -> Settings:
     return Settings.from_env(settings_env)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
     """Settings with overrides, e.g. ``make_settings(WEBHOOK_RETRY_GAPS_SECONDS="0,0")``."""
 
@@ -111,29 +109,3 @@ def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
         return Settings.from_env({**settings_env, **overrides})
 
     return make
-
-
-@pytest.fixture(scope="session")
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def tx(engine: Engine) -> Iterator[Transactions]:
-    """Every use case's transaction becomes a savepoint of this test's outer transaction, rolled
-    back at the end. Tests that run workers in other threads or processes use committed data on
-    their own database instead (see the integration tests)."""
-    with rolled_back(engine) as transactions:
-        yield transactions
-
-
-@pytest.fixture
-def app(settings: Settings, tx: Transactions) -> falcon.App:
-    return create_app(settings, tx=tx)
-
-
-@pytest.fixture
-def client(app: falcon.App) -> falcon.testing.TestClient:
-    return falcon.testing.TestClient(app)

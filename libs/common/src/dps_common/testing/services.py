@@ -1,6 +1,7 @@
 """Real PostgreSQL and RabbitMQ for tests: found by DATABASE_URL / AMQP_URL (defaulting to the local
 servers), else started with testcontainers where Docker runs. With ``CI=true`` a missing server is
-a failure, never a skip. Each test run gets its own database, dropped afterwards."""
+a failure, never a skip. Each test run gets its own database, dropped afterwards; under pytest-xdist
+each worker makes its own, the worker id in the name."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ def _unavailable(what: str, why: Exception) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+def unique_name(prefix: str) -> str:
+    """``prefix``, the xdist worker (``gw0``...) when there is one, and a random part: never the
+    name of another run's or another worker's database or virtual host."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return "_".join(filter(None, (prefix, worker, secrets.token_hex(4))))
 
 
 def _with_database(url: str, name: str) -> str:
@@ -55,7 +63,7 @@ def _server_url() -> Iterator[str]:
 def fresh_database(prefix: str) -> Iterator[str]:
     """A new, empty database on the test server; dropped when the block ends."""
     with _server_url() as server_url:
-        name = f"{prefix}_{secrets.token_hex(4)}"
+        name = unique_name(prefix)
         with psycopg.connect(server_url, autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
         try:
@@ -86,7 +94,7 @@ def fresh_vhost(prefix: str) -> Iterator[str]:
     if shutil.which("rabbitmqctl") is None:
         yield url
         return
-    name = f"{prefix}_{secrets.token_hex(4)}"
+    name = unique_name(prefix)
     user = urlsplit(url).username or "guest"
     rabbitmqctl("-q", "add_vhost", name)
     try:

@@ -14,6 +14,7 @@ from dps_api.resources import (
     pricebooks,
     products,
     quote_lines,
+    quote_snapshots,
     quotes,
     whoami,
 )
@@ -26,7 +27,7 @@ RESOURCE_MODULES = [
     products, pricebooks,
     approval_groups, approval_rules, approval_rule_groups, approvals,
     quotes, quote_lines,
-    key_introspection,
+    quote_snapshots,
 ]
 
 

@@ -187,9 +187,13 @@ def start(steps: tuple[Step, ...], owner_user_id: UUID, now: datetime) -> Flow:
     return Flow(owner_user_id, RequestStatus.PENDING, (first, *steps[1:]), 0)
 
 
-def _require_pending(flow: Flow) -> None:
+def _require_pending(flow: Flow) -> int:
+    """The index of the step a pending request waits on; 409 once the request is decided."""
     if flow.status is not RequestStatus.PENDING:
         raise Conflict(f"This approval request is already {flow.status.value}.", code="approval_not_pending")
+    if flow.current_step is None:  # start() never builds one: a pending request waits on a step
+        raise ValueError("a pending approval request without a current step")
+    return flow.current_step
 
 
 def _refuse_owner(flow: Flow, user_id: UUID) -> None:
@@ -197,9 +201,8 @@ def _refuse_owner(flow: Flow, user_id: UUID) -> None:
         raise Forbidden("The quote's owner cannot decide on their own quote's approval.", code="self_approval")
 
 
-def _waiting_requirements(flow: Flow, user_id: UUID) -> list[int]:
-    """Indexes of the current step's requirements that wait on ``user_id``; refuses everyone else."""
-    step = flow.steps[flow.current_step]
+def _waiting_requirements(step: Step, user_id: UUID) -> list[int]:
+    """Indexes of the step's requirements that wait on ``user_id``; refuses everyone else."""
     waiting = [i for i, req in enumerate(step.requirements) if req.waits_on(user_id)]
     if not waiting:
         raise Forbidden(
@@ -209,13 +212,12 @@ def _waiting_requirements(flow: Flow, user_id: UUID) -> list[int]:
 
 
 def approve(flow: Flow, user_id: UUID, now: datetime, comment: str | None = None) -> Approval:
-    _require_pending(flow)
+    index = _require_pending(flow)
     _refuse_owner(flow, user_id)
-    index = flow.current_step
     step = flow.steps[index]
     if step.approved_by(user_id):
         raise Conflict("You have already approved this step.", code="already_approved")
-    waiting = _waiting_requirements(flow, user_id)
+    waiting = _waiting_requirements(step, user_id)
     vote = Vote(user_id, now)
     requirements = tuple(
         replace(req, approvals=(*req.approvals, vote)) if i in waiting else req
@@ -236,22 +238,21 @@ def approve(flow: Flow, user_id: UUID, now: datetime, comment: str | None = None
 
 
 def reject(flow: Flow, user_id: UUID, now: datetime, comment: str | None = None) -> Flow:
-    _require_pending(flow)
+    index = _require_pending(flow)
     _refuse_owner(flow, user_id)
-    _waiting_requirements(flow, user_id)
-    record = DecisionRecord(user_id, Decision.REJECT, comment, now, flow.current_step)
-    return _close(flow, RequestStatus.REJECTED, StepStatus.REJECTED, record)
+    _waiting_requirements(flow.steps[index], user_id)
+    record = DecisionRecord(user_id, Decision.REJECT, comment, now, index)
+    return _close(flow, index, RequestStatus.REJECTED, StepStatus.REJECTED, record)
 
 
 def recall(flow: Flow, user_id: UUID, now: datetime) -> Flow:
     """Withdrawn by the submitter side (who may do so is the caller's rule)."""
-    _require_pending(flow)
-    record = DecisionRecord(user_id, Decision.RECALL, None, now, flow.current_step)
-    return _close(flow, RequestStatus.RECALLED, StepStatus.RECALLED, record)
+    index = _require_pending(flow)
+    record = DecisionRecord(user_id, Decision.RECALL, None, now, index)
+    return _close(flow, index, RequestStatus.RECALLED, StepStatus.RECALLED, record)
 
 
-def _close(flow: Flow, status: RequestStatus, step_status: StepStatus, record: DecisionRecord) -> Flow:
-    index = flow.current_step
+def _close(flow: Flow, index: int, status: RequestStatus, step_status: StepStatus, record: DecisionRecord) -> Flow:
     steps = tuple(
         replace(step, status=step_status if i == index else StepStatus.SKIPPED) if i >= index else step
         for i, step in enumerate(flow.steps)

@@ -111,14 +111,20 @@ def make_condition(
     return Condition(kind, threshold, None)
 
 
+def _threshold(condition: Condition) -> Decimal:
+    if condition.threshold is None:  # make_condition gives every type but LOCKED_PRICE_BELOW_LIST one
+        raise ValueError(f"a {condition.type.value} condition without a threshold")
+    return condition.threshold
+
+
 def fires(condition: Condition, quote: QuoteTerms) -> bool:
     match condition.type:
         case ConditionType.MAX_DISCOUNT_PERCENT_ABOVE:
-            return quote.max_discount_percent > condition.threshold
+            return quote.max_discount_percent > _threshold(condition)
         case ConditionType.TOTAL_CONTRACT_VALUE_ABOVE:
-            return quote.currency == condition.currency and quote.total_contract_value > condition.threshold
+            return quote.currency == condition.currency and quote.total_contract_value > _threshold(condition)
         case ConditionType.TERM_MONTHS_ABOVE:
-            return quote.subscription_term_months > condition.threshold
+            return quote.subscription_term_months > _threshold(condition)
         case ConditionType.LOCKED_PRICE_BELOW_LIST:
             return quote.locked_below_list
     raise AssertionError(f"unhandled condition {condition.type}")

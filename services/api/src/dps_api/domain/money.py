@@ -63,7 +63,8 @@ def format_price(value: Decimal, currency: str) -> str:
     (``"0.0125"``), so sub-cent prices are shown exactly and never rounded."""
     exponent = currency_exponent(currency)
     normalized = value.normalize()
-    if -normalized.as_tuple().exponent < exponent:
+    places = normalized.as_tuple().exponent
+    if isinstance(places, int) and -places < exponent:  # a str exponent: not finite, left as it is
         normalized = value.quantize(Decimal(1).scaleb(-exponent))
     text = format(normalized, "f")
     return text[1:] if text.startswith("-") and Decimal(text) == 0 else text

@@ -27,39 +27,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
-from enum import StrEnum
 
 from dps_api.domain.money import WORKING_PRECISION, round_money, round_percent
+from dps_api.domain.vocabulary import PERIOD_MONTHS, BillingFrequency, PriceFrequency, PriceModel
+
+__all__ = [
+    "PERIOD_MONTHS",
+    "BillingFrequency",
+    "LineTerms",
+    "PriceFrequency",
+    "PriceModel",
+    "PricedLine",
+    "PricingError",
+    "QuoteTotals",
+    "Tier",
+    "billing_period_unit_price",
+    "contract_value",
+    "is_one_time",
+    "price_line",
+    "quote_totals",
+    "tier_unit_price",
+]
 
 HUNDRED = Decimal(100)
 ZERO = Decimal(0)
-
-
-class PriceModel(StrEnum):
-    FLAT = "FLAT"
-    PER_UNIT = "PER_UNIT"
-    TIERED = "TIERED"
-    RAMPED = "RAMPED"
-    HOURLY = "HOURLY"
-    ONE_TIME_FEE = "ONE_TIME_FEE"
-
-
-class PriceFrequency(StrEnum):
-    MONTHLY = "MONTHLY"
-    QUARTERLY = "QUARTERLY"
-    SEMI_ANNUAL = "SEMI_ANNUAL"
-    ANNUAL = "ANNUAL"
-    ONE_TIME = "ONE_TIME"
-
-
-class BillingFrequency(StrEnum):
-    MONTHLY = "MONTHLY"
-    QUARTERLY = "QUARTERLY"
-    SEMI_ANNUAL = "SEMI_ANNUAL"
-    ANNUAL = "ANNUAL"
-
-
-PERIOD_MONTHS: dict[str, int] = {"MONTHLY": 1, "QUARTERLY": 3, "SEMI_ANNUAL": 6, "ANNUAL": 12}
 
 
 class PricingError(ValueError):
@@ -81,8 +72,8 @@ class Tier:
 class LineTerms:
     """What prices one line: the pinned product's prices and the caller's negotiation."""
 
-    price_model: str
-    price_frequency: str
+    price_model: PriceModel
+    price_frequency: PriceFrequency
     quantity: Decimal
     list_unit_price: Decimal
     tiers: tuple[Tier, ...] = ()
@@ -114,7 +105,7 @@ class QuoteTotals:
     locked_below_list: bool
 
 
-def is_one_time(price_model: str, price_frequency: str) -> bool:
+def is_one_time(price_model: PriceModel, price_frequency: PriceFrequency) -> bool:
     return price_model == PriceModel.ONE_TIME_FEE or price_frequency == PriceFrequency.ONE_TIME
 
 
@@ -168,7 +159,7 @@ def _amount(unit_price: Decimal, quantity: Decimal, billing_months: int, price_m
         return unit_price * quantity * billing_months / price_months
 
 
-def price_line(terms: LineTerms, billing_frequency: str, currency: str) -> PricedLine:
+def price_line(terms: LineTerms, billing_frequency: BillingFrequency, currency: str) -> PricedLine:
     """Price one line for a quote billed every ``billing_frequency`` in ``currency``."""
     _check(terms)
     list_price = unit_list_price(terms)
@@ -191,14 +182,26 @@ def price_line(terms: LineTerms, billing_frequency: str, currency: str) -> Price
     return PricedLine(list_price, net, discount, True, amount, None, list_amount, None, locked_below)
 
 
-def contract_value(recurring_per_billing_period: Decimal, one_time: Decimal, billing_frequency: str,
+def billing_period_unit_price(
+    net_unit_price: Decimal, price_model: PriceModel, price_frequency: PriceFrequency, billing_frequency: BillingFrequency
+) -> Decimal:
+    """What one unit costs for one billing period of the quote (recurring) or once (one-time), unrounded:
+    ``net unit price x billing period months / price frequency months``."""
+    if is_one_time(price_model, price_frequency):
+        return net_unit_price
+    return _amount(net_unit_price, Decimal(1), PERIOD_MONTHS[billing_frequency], PERIOD_MONTHS[price_frequency])
+
+
+def contract_value(recurring_per_billing_period: Decimal, one_time: Decimal, billing_frequency: BillingFrequency,
                    term_months: int, currency: str) -> Decimal:
     with localcontext(prec=WORKING_PRECISION):
         recurring = recurring_per_billing_period * term_months / PERIOD_MONTHS[billing_frequency]
         return round_money(recurring + one_time, currency)
 
 
-def quote_totals(lines: Sequence[PricedLine], billing_frequency: str, term_months: int, currency: str) -> QuoteTotals:
+def quote_totals(
+    lines: Sequence[PricedLine], billing_frequency: BillingFrequency, term_months: int, currency: str
+) -> QuoteTotals:
     if term_months < 1:
         raise PricingError("subscriptionTermMonths", "must be at least 1")
     recurring = round_money(sum((line.amount_per_billing_period for line in lines), ZERO), currency)

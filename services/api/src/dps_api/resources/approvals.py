@@ -4,7 +4,6 @@ approve, reject)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from uuid import UUID
 
 import falcon
@@ -26,7 +25,8 @@ from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
 from dps_api.domain.approval_flow import RequestStatus
-from dps_api.schemas.approvals import ApprovalRequest, ApprovalRequestList, DecisionBody
+from dps_api.domain.approval_requests import ApprovalRequestView
+from dps_api.schemas.approvals import ApprovalRequest, ApprovalRequestList, DecisionBody, render_approval
 from dps_api.services.approvals import ApprovalFilters, ApprovalService
 
 TAG = "Approvals"
@@ -99,7 +99,7 @@ class ApprovalsResource:
         scope = cursor_scope(req, {"status": filters.status, "quoteId": filters.quote_id})
         page = page_request(req, PAGING, self._cursors, scope)
         page, offset = _legacy_paging(req, page)
-        items = self._service.list(req.context.principal, filters, page, offset or 0)
+        items = [render_approval(r) for r in self._service.list(req.context.principal, filters, page, offset or 0)]
         resp.media = page_response(items, page, PAGING, self._cursors, scope)
         if offset is not None or req.get_param("count") is not None:
             resp.set_header("Deprecation", DEPRECATION)
@@ -121,7 +121,7 @@ class ApprovalResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, approval_id: str) -> None:
-        resp.media = self._service.get(req.context.principal, path_id(approval_id, WHAT))
+        resp.media = render_approval(self._service.get(req.context.principal, path_id(approval_id, WHAT)))
 
 
 def _decision_body(req: falcon.Request) -> DecisionBody:
@@ -159,13 +159,15 @@ REJECT = _decision(
 class DecisionResource:
     """``POST /approvals/{id}/approve`` or ``/reject``: one decision on the step the request waits on."""
 
-    def __init__(self, operation: Operation, decide: Callable[[Principal, UUID, str | None], dict[str, Any]]):
+    def __init__(
+        self, operation: Operation, decide: Callable[[Principal, UUID, str | None], ApprovalRequestView]
+    ):
         self.operations = {"POST": operation}
         self._decide = decide
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, approval_id: str) -> None:
         target = path_id(approval_id, WHAT)
-        resp.media = self._decide(req.context.principal, target, _decision_body(req).comment)
+        resp.media = render_approval(self._decide(req.context.principal, target, _decision_body(req).comment))
 
 
 class QuoteApprovalResource:
@@ -202,11 +204,11 @@ class QuoteApprovalResource:
         self._service = service
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
-        resp.media = self._service.submit(req.context.principal, path_id(quote_id, "Pricing quote"))
+        resp.media = render_approval(self._service.submit(req.context.principal, path_id(quote_id, "Pricing quote")))
         resp.status = falcon.HTTP_201
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
-        resp.media = self._service.recall(req.context.principal, path_id(quote_id, "Pricing quote"))
+        resp.media = render_approval(self._service.recall(req.context.principal, path_id(quote_id, "Pricing quote")))
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -1,6 +1,7 @@
 """``/pricing-quotes``: list, read, create with lines, and header edits."""
 
 from dataclasses import asdict
+from decimal import Decimal
 
 import falcon
 
@@ -13,13 +14,17 @@ from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
+from dps_api.domain.vocabulary import QuoteStatus
+from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import (
     PricingQuote,
     PricingQuoteList,
     QuoteCreate,
-    QuoteStatus,
+    QuoteLineCreate,
     QuoteUpdate,
+    render_quote,
 )
+from dps_api.services.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.services.quotes import QuoteFilters, QuoteService
 
 TAG = "Pricing quotes"
@@ -42,6 +47,49 @@ _PRICING = (
     "currency's minor units; ONE_TIME_FEE lines give oneTimeAmount; TIERED uses the tier holding the quantity; "
     "HOURLY and RAMPED price like PER_UNIT. totalContractValue = recurring per month x term + one-time."
 )
+
+
+def _decimal(raw: str | None) -> Decimal | None:
+    return None if raw is None else Decimal(raw)
+
+
+def line_input(body: QuoteLineCreate) -> QuoteLineInput:
+    return QuoteLineInput(
+        product_id=body.productId,
+        quantity=Decimal(body.quantity),
+        custom_name=body.customName,
+        discount_percent=_decimal(body.discountPercent),
+        net_unit_price=_decimal(body.netUnitPrice),
+    )
+
+
+def create_command(body: QuoteCreate) -> CreateQuote:
+    return CreateQuote(
+        name=body.name,
+        billing_frequency=body.billingFrequency,
+        subscription_term_months=body.subscriptionTermMonths,
+        opportunity_id=body.opportunityId,
+        owner_user_id=body.ownerUserId,
+        currency=body.currency,
+        start_date=body.startDate,
+        end_date=body.endDate,
+        pricebook_id=body.pricebookId,
+        lines=tuple(line_input(line) for line in body.lines),
+    )
+
+
+def update_command(body: QuoteUpdate) -> UpdateQuote:
+    return UpdateQuote(
+        name=patch(body.name),
+        opportunity_id=patch(body.opportunityId),
+        owner_user_id=patch(body.ownerUserId),
+        currency=patch(body.currency),
+        billing_frequency=patch(body.billingFrequency),
+        subscription_term_months=patch(body.subscriptionTermMonths),
+        start_date=patch(body.startDate),
+        end_date=patch(body.endDate),
+        pricebook_id=patch(body.pricebookId),
+    )
 
 
 class PricingQuotesResource:
@@ -82,12 +130,16 @@ class PricingQuotesResource:
         )
         principal = req.context.principal
         resp.media = serve_page(
-            req, PAGING, self._cursors, lambda page: self._service.list(principal, filters, page), asdict(filters)
+            req,
+            PAGING,
+            self._cursors,
+            lambda page: [render_quote(q) for q in self._service.list(principal, filters, page)],
+            asdict(filters),
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, QuoteCreate)
-        resp.media = self._service.create(req.context.principal, body)
+        wanted = create_command(parse_body(req, QuoteCreate))
+        resp.media = render_quote(self._service.create(req.context.principal, wanted))
         resp.status = falcon.HTTP_201
 
 
@@ -117,12 +169,12 @@ class PricingQuoteResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
-        resp.media = self._service.get(req.context.principal, path_id(quote_id, "Pricing quote"))
+        resp.media = render_quote(self._service.get(req.context.principal, path_id(quote_id, "Pricing quote")))
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
-        body = parse_body(req, QuoteUpdate)
-        resp.media = self._service.update(req.context.principal, target, body)
+        edit = update_command(parse_body(req, QuoteUpdate))
+        resp.media = render_quote(self._service.update(req.context.principal, target, edit))
 
 
 def register(api: Api, ctx: AppContext) -> None:

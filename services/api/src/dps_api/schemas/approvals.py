@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import Field
 
-from dps_api.domain.approval_flow import Decision, RequestStatus, StepStatus
+from dps_api.domain.approval_flow import Decision, DecisionRecord, RequestStatus, Step, StepStatus
+from dps_api.domain.approval_requests import ApprovalRequestView
 from dps_api.schemas.common import RequestModel, ResponseModel
 
 
@@ -74,3 +76,60 @@ class ApprovalRequest(ResponseModel):
 class ApprovalRequestList(ResponseModel):
     approvals: list[ApprovalRequest]
     nextCursor: str | None
+
+
+# --- rendering: the one place an approval request becomes JSON (responses and the approval.* events) ---
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)
+
+
+def render_step(step: Step) -> dict[str, Any]:
+    """An ``ApprovalStep``."""
+    return {
+        "ruleGroupId": None if step.rule_group_id is None else str(step.rule_group_id),
+        "ruleGroupName": step.rule_group_name,
+        "status": step.status,
+        "rules": [{"id": str(rule.id), "name": rule.name} for rule in step.rules],
+        "requirements": [
+            {
+                "approvalGroupId": str(req.approval_group_id),
+                "approvalGroupName": req.approval_group_name,
+                "requiredApprovals": req.required_approvals,
+                "memberUserIds": [str(member) for member in req.member_user_ids],
+                "approvals": [{"userId": str(vote.user_id), "at": _utc(vote.at)} for vote in req.approvals],
+                "met": req.met,
+            }
+            for req in step.requirements
+        ],
+    }
+
+
+def render_decision(record: DecisionRecord) -> dict[str, Any]:
+    """An ``ApprovalDecision``."""
+    return {
+        "userId": str(record.user_id),
+        "decision": record.decision,
+        "comment": record.comment,
+        "at": _utc(record.at),
+        "step": record.step,
+    }
+
+
+def render_approval(request: ApprovalRequestView) -> dict[str, Any]:
+    """An ``ApprovalRequest``."""
+    flow = request.flow
+    return {
+        "id": str(request.id),
+        "quoteId": str(request.quote_id),
+        "quoteOwnerUserId": str(flow.owner_user_id),
+        "requestedByUserId": str(request.requested_by_user_id),
+        "status": flow.status,
+        "currentStep": flow.current_step,
+        "steps": [render_step(step) for step in flow.steps],
+        "decisions": [render_decision(record) for record in flow.decisions],
+        "createdAt": _utc(request.created_at),
+        "updatedAt": _utc(request.updated_at),
+        "decidedAt": None if flow.decided_at is None else _utc(flow.decided_at),
+    }

@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from enum import StrEnum
-from typing import Annotated
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import Field, StringConstraints
 
+from dps_api.domain.money import format_decimal, format_money, format_price
+from dps_api.domain.quote_views import QuoteLineView, QuoteView
+from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.common import (
+    UNSENT,
     CurrencyCode,
     DecimalString,
     Name,
     RequestModel,
     ResponseModel,
+    unsent,
 )
 
 MAX_LINES = 500
-
-
-class QuoteStatus(StrEnum):
-    DRAFT = "DRAFT"
-    PENDING_APPROVAL = "PENDING_APPROVAL"
-    APPROVED = "APPROVED"
-    REJECTED = "REJECTED"
-
-
-class BillingFrequency(StrEnum):
-    MONTHLY = "MONTHLY"
-    QUARTERLY = "QUARTERLY"
-    SEMI_ANNUAL = "SEMI_ANNUAL"
-    ANNUAL = "ANNUAL"
 
 
 CustomName = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
@@ -61,11 +52,10 @@ class QuoteLineCreate(RequestModel):
 class QuoteLineUpdate(RequestModel):
     """Partial: only the fields sent change. customName is cleared by sending null."""
 
-    # non-nullable fields default to None only to mean "not sent"; an explicit null is rejected
-    quantity: Quantity = Field(default=None)
-    customName: CustomName | None = None
-    discountPercent: DiscountPercent = Field(default=None, description=_PRICE_DOC)
-    netUnitPrice: NetUnitPrice = Field(default=None, description=_PRICE_DOC)
+    quantity: Quantity = UNSENT
+    customName: CustomName | None = UNSENT
+    discountPercent: DiscountPercent = unsent(description=_PRICE_DOC)
+    netUnitPrice: NetUnitPrice = unsent(description=_PRICE_DOC)
 
 
 class QuoteCreate(RequestModel):
@@ -94,15 +84,15 @@ class QuoteUpdate(RequestModel):
     Changing currency or pricebookId re-prices every line at its pinned product version, keeping each
     line's discount percent. Editing an APPROVED or REJECTED quote returns it to DRAFT."""
 
-    name: Name = Field(default=None)
-    opportunityId: UUID | None = None
-    ownerUserId: UUID = Field(default=None, description="Another user of the organization needs an admin key.")
-    currency: CurrencyCode = Field(default=None)
-    billingFrequency: BillingFrequency = Field(default=None)
-    subscriptionTermMonths: TermMonths = Field(default=None)
-    startDate: date | None = None
-    endDate: date | None = None
-    pricebookId: UUID | None = Field(default=None, description="null: product list prices from now on.")
+    name: Name = UNSENT
+    opportunityId: UUID | None = UNSENT
+    ownerUserId: UUID = unsent(description="Another user of the organization needs an admin key.")
+    currency: CurrencyCode = UNSENT
+    billingFrequency: BillingFrequency = UNSENT
+    subscriptionTermMonths: TermMonths = UNSENT
+    startDate: date | None = UNSENT
+    endDate: date | None = UNSENT
+    pricebookId: UUID | None = unsent(description="null: product list prices from now on.")
 
 
 class QuoteLine(ResponseModel):
@@ -114,8 +104,8 @@ class QuoteLine(ResponseModel):
     productName: str
     productShortName: str | None
     customName: str | None
-    priceModel: str
-    priceFrequency: str
+    priceModel: PriceModel
+    priceFrequency: PriceFrequency
     locked: bool
     quantity: str
     listUnitPrice: str = Field(description="Pinned unit list price (the pricebook's, else the product's; by tier).")
@@ -160,3 +150,71 @@ class PricingQuote(QuoteSummary):
 class PricingQuoteList(ResponseModel):
     pricingQuotes: list[QuoteSummary] = Field(description="Quotes without their lines; GET the quote for them.")
     nextCursor: str | None
+
+
+# --- rendering: the one place a quote becomes JSON (responses and the quote.* events' data) ---
+
+
+def _money(amount: Decimal | None, currency: str) -> str | None:
+    return None if amount is None else format_money(amount, currency)
+
+
+def _id(value: UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def render_line(line: QuoteLineView, currency: str) -> dict[str, Any]:
+    """A ``QuoteLine``."""
+    return {
+        "id": str(line.id),
+        "position": line.position,
+        "productId": str(line.product_id),
+        "productSpecId": line.product_spec_id,
+        "productVersion": line.product_version,
+        "productName": line.product_name,
+        "productShortName": line.product_short_name,
+        "customName": line.custom_name,
+        "priceModel": line.price_model,
+        "priceFrequency": line.price_frequency,
+        "locked": line.locked,
+        "quantity": format_decimal(line.quantity),
+        "listUnitPrice": format_price(line.list_unit_price, currency),
+        "discountPercent": format(line.discount_percent, "f"),
+        "netUnitPrice": format_price(line.net_unit_price, currency),
+        "amountPerBillingPeriod": _money(line.amount_per_billing_period, currency),
+        "oneTimeAmount": _money(line.one_time_amount, currency),
+    }
+
+
+def render_quote(quote: QuoteView) -> dict[str, Any]:
+    """A ``PricingQuote``, or a ``QuoteSummary`` for a quote read without its lines (list items)."""
+    currency = quote.currency
+    totals = quote.totals
+    view: dict[str, Any] = {
+        "id": str(quote.id),
+        "name": quote.name,
+        "opportunityId": _id(quote.opportunity_id),
+        "ownerUserId": str(quote.owner_user_id),
+        "status": quote.status,
+        "currency": currency,
+        "billingFrequency": quote.billing_frequency,
+        "subscriptionTermMonths": quote.subscription_term_months,
+        "startDate": quote.start_date,
+        "endDate": quote.end_date,
+        "pricebookId": _id(quote.pricebook_id),
+        "pricebookVersion": quote.pricebook_version,
+        "lockedBelowList": totals.locked_below_list,
+        "lineCount": quote.line_count,
+        "totals": {
+            "recurringPerBillingPeriod": format_money(totals.recurring_per_billing_period, currency),
+            "oneTime": format_money(totals.one_time, currency),
+            "totalContractValue": format_money(totals.total_contract_value, currency),
+            "listTotalContractValue": format_money(totals.list_total_contract_value, currency),
+            "maxDiscountPercent": format(totals.max_discount_percent, "f"),
+        },
+        "createdAt": quote.created_at.astimezone(UTC),
+        "updatedAt": quote.updated_at.astimezone(UTC),
+    }
+    if quote.lines is not None:
+        view["lines"] = [render_line(line, currency) for line in quote.lines]
+    return view

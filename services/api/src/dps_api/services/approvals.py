@@ -51,7 +51,10 @@ from dps_api.domain.approval_flow import (
     StepStatus,
     Vote,
 )
+from dps_api.domain.approval_requests import ApprovalRequestView
 from dps_api.domain.approval_rules import QuoteTerms, RuleSpec, fired_rules
+from dps_api.domain.vocabulary import QuoteStatus
+from dps_api.schemas.approvals import render_approval
 from dps_api.services.approval_config import members_of, rule_condition
 from dps_api.services.outbox import record_event
 from dps_api.services.quote_approval import (
@@ -131,7 +134,7 @@ def _decision_of(raw: dict[str, Any]) -> DecisionRecord:
 def flow_of(request: ApprovalRequest) -> Flow:
     return Flow(
         owner_user_id=request.quote_owner_user_id,
-        status=RequestStatus(request.status),
+        status=request.status,
         steps=tuple(_step_of(s) for s in request.steps),
         current_step=request.current_step,
         decisions=tuple(_decision_of(d) for d in request.decisions),
@@ -140,7 +143,7 @@ def flow_of(request: ApprovalRequest) -> Flow:
 
 
 def apply_flow(request: ApprovalRequest, flow: Flow, now: datetime) -> None:
-    request.status = flow.status.value
+    request.status = flow.status
     request.current_step = flow.current_step
     request.steps = [_step_json(s) for s in flow.steps]
     request.decisions = [_decision_json(d) for d in flow.decisions]
@@ -148,21 +151,25 @@ def apply_flow(request: ApprovalRequest, flow: Flow, now: datetime) -> None:
     request.updated_at = now
 
 
-def render_request(request: ApprovalRequest) -> dict[str, Any]:
-    """The API's rendering of an approval request, also the snapshot its events carry."""
-    return {
-        "id": str(request.id),
-        "quoteId": str(request.quote_id),
-        "quoteOwnerUserId": str(request.quote_owner_user_id),
-        "requestedByUserId": str(request.requested_by_user_id),
-        "status": request.status,
-        "currentStep": request.current_step,
-        "steps": request.steps,
-        "decisions": request.decisions,
-        "createdAt": request.created_at.astimezone(UTC),
-        "updatedAt": request.updated_at.astimezone(UTC),
-        "decidedAt": request.decided_at.astimezone(UTC) if request.decided_at else None,
-    }
+def request_view(request: ApprovalRequest) -> ApprovalRequestView:
+    return ApprovalRequestView(
+        id=request.id,
+        quote_id=request.quote_id,
+        requested_by_user_id=request.requested_by_user_id,
+        flow=flow_of(request),
+        created_at=request.created_at,
+        updated_at=request.updated_at,
+    )
+
+
+def _recorded(session: Session, request: ApprovalRequest, event_types: tuple[str, ...], now: datetime) -> ApprovalRequestView:
+    """The request as it now stands, with ``event_types`` written to the outbox carrying its rendering."""
+    session.flush()
+    view = request_view(request)
+    data = render_approval(view)
+    for event_type in event_types:
+        record_event(session, event_type, request.organization_id, data, now)
+    return view
 
 
 def _check_quote_owner(principal: Principal, facts: QuoteFacts) -> None:
@@ -225,27 +232,27 @@ class ApprovalService:
 
     def list(
         self, principal: Principal, filters: ApprovalFilters, page: PageRequest, offset: int = 0
-    ) -> list[dict[str, Any]]:
+    ) -> list[ApprovalRequestView]:
         """Newest first. ``offset`` serves the deprecated offset/count paging (never with a cursor)."""
         stmt = select(ApprovalRequest).where(ApprovalRequest.organization_id == principal.organization_id)
         if filters.status is not None:
-            stmt = stmt.where(ApprovalRequest.status == filters.status.value)
+            stmt = stmt.where(ApprovalRequest.status == filters.status)
         if filters.quote_id is not None:
             stmt = stmt.where(ApprovalRequest.quote_id == filters.quote_id)
         stmt = keyset(stmt, [ApprovalRequest.id], page, descending=True, convert=[UUID])
         with self._tx.read() as session:
-            return [render_request(r) for r in session.scalars(stmt.offset(offset) if offset else stmt)]
+            return [request_view(r) for r in session.scalars(stmt.offset(offset) if offset else stmt)]
 
-    def get(self, principal: Principal, approval_id: UUID) -> dict[str, Any]:
+    def get(self, principal: Principal, approval_id: UUID) -> ApprovalRequestView:
         with self._tx.read() as session:
-            return render_request(_find_request(session, principal.organization_id, approval_id))
+            return request_view(_find_request(session, principal.organization_id, approval_id))
 
-    def submit(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+    def submit(self, principal: Principal, quote_id: UUID) -> ApprovalRequestView:
         org_id = principal.organization_id
         with self._tx() as session:
             facts = lock_quote_facts(session, org_id, quote_id)
             _check_quote_owner(principal, facts)
-            if facts.status != "DRAFT":
+            if facts.status != QuoteStatus.DRAFT:
                 raise Conflict(
                     f"Only a DRAFT quote can be submitted; this one is {facts.status}.", code="quote_not_draft"
                 )
@@ -262,17 +269,17 @@ class ApprovalService:
             )
             apply_flow(request, flow, now)
             session.add(request)
-            session.flush()
-            view = render_request(request)
-            record_event(session, "approval.requested", org_id, view, now)
             if flow.status is RequestStatus.APPROVED:
-                record_event(session, "approval.approved", org_id, view, now)
-                change_quote_status(session, org_id, facts.quote_id, "APPROVED", now, "quote.approved")
+                view = _recorded(session, request, ("approval.requested", "approval.approved"), now)
+                change_quote_status(session, org_id, facts.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
             else:
-                change_quote_status(session, org_id, facts.quote_id, "PENDING_APPROVAL", now, "quote.submitted")
+                view = _recorded(session, request, ("approval.requested",), now)
+                change_quote_status(
+                    session, org_id, facts.quote_id, QuoteStatus.PENDING_APPROVAL, now, "quote.submitted"
+                )
             return view
 
-    def recall(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+    def recall(self, principal: Principal, quote_id: UUID) -> ApprovalRequestView:
         org_id = principal.organization_id
         with self._tx() as session:
             facts = lock_quote_facts(session, org_id, quote_id)
@@ -280,7 +287,7 @@ class ApprovalService:
             pending = select(ApprovalRequest.id).where(
                 ApprovalRequest.organization_id == org_id,
                 ApprovalRequest.quote_id == quote_id,
-                ApprovalRequest.status == RequestStatus.PENDING.value,
+                ApprovalRequest.status == RequestStatus.PENDING,
             )
             approval_id = session.scalar(pending)
             if approval_id is None:
@@ -288,40 +295,33 @@ class ApprovalService:
             request = _find_request(session, org_id, approval_id, lock=True)
             now = self._now()
             apply_flow(request, flow_rules.recall(flow_of(request), principal.user_id, now), now)
-            session.flush()
-            view = render_request(request)
-            record_event(session, "approval.recalled", org_id, view, now)
-            change_quote_status(session, org_id, quote_id, "DRAFT", now, "quote.recalled")
+            view = _recorded(session, request, ("approval.recalled",), now)
+            change_quote_status(session, org_id, quote_id, QuoteStatus.DRAFT, now, "quote.recalled")
             return view
 
-    def approve(self, principal: Principal, approval_id: UUID, comment: str | None) -> dict[str, Any]:
+    def approve(self, principal: Principal, approval_id: UUID, comment: str | None) -> ApprovalRequestView:
         org_id = principal.organization_id
         with self._tx() as session:
             request = self._lock(session, org_id, approval_id)
             now = self._now()
             outcome = flow_rules.approve(flow_of(request), principal.user_id, now, comment)
             apply_flow(request, outcome.flow, now)
-            session.flush()
-            view = render_request(request)
             if outcome.completed_step is None:
-                record_event(session, "approval.vote_recorded", org_id, view, now)
-                return view
-            record_event(session, "approval.step_approved", org_id, view, now)
-            if outcome.flow.status is RequestStatus.APPROVED:
-                record_event(session, "approval.approved", org_id, view, now)
-                change_quote_status(session, org_id, request.quote_id, "APPROVED", now, "quote.approved")
+                return _recorded(session, request, ("approval.vote_recorded",), now)
+            if outcome.flow.status is not RequestStatus.APPROVED:
+                return _recorded(session, request, ("approval.step_approved",), now)
+            view = _recorded(session, request, ("approval.step_approved", "approval.approved"), now)
+            change_quote_status(session, org_id, request.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
             return view
 
-    def reject(self, principal: Principal, approval_id: UUID, comment: str | None) -> dict[str, Any]:
+    def reject(self, principal: Principal, approval_id: UUID, comment: str | None) -> ApprovalRequestView:
         org_id = principal.organization_id
         with self._tx() as session:
             request = self._lock(session, org_id, approval_id)
             now = self._now()
             apply_flow(request, flow_rules.reject(flow_of(request), principal.user_id, now, comment), now)
-            session.flush()
-            view = render_request(request)
-            record_event(session, "approval.rejected", org_id, view, now)
-            change_quote_status(session, org_id, request.quote_id, "REJECTED", now, "quote.rejected")
+            view = _recorded(session, request, ("approval.rejected",), now)
+            change_quote_status(session, org_id, request.quote_id, QuoteStatus.REJECTED, now, "quote.rejected")
             return view
 
     @staticmethod

@@ -15,15 +15,17 @@ from uuid import UUID
 
 from sqlalchemy.orm import Session
 
+from dps_api.domain.vocabulary import QuoteStatus
+from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_records import STATUSES, find_quote, snapshot
+from dps_api.services.quote_records import find_quote, full_view
 
 
 @dataclass(frozen=True)
 class QuoteFacts:
     quote_id: UUID
     owner_user_id: UUID
-    status: str
+    status: QuoteStatus
     currency: str
     total_contract_value: Decimal
     max_discount_percent: Decimal
@@ -51,20 +53,20 @@ def lock_quote_facts(session: Session, organization_id: UUID, quote_id: UUID) ->
 
 
 def change_quote_status(
-    session: Session, organization_id: UUID, quote_id: UUID, status: str, now: datetime, event_type: str
+    session: Session, organization_id: UUID, quote_id: UUID, status: QuoteStatus, now: datetime, event_type: str
 ) -> dict[str, Any]:
-    """Sets the status (DRAFT / PENDING_APPROVAL / APPROVED / REJECTED), writes `event_type` (e.g. quote.submitted,
-    quote.approved, quote.rejected, quote.recalled) to the outbox with the quote snapshot, returns the snapshot."""
-    if status not in STATUSES:
-        raise ValueError(f"unknown quote status {status!r}")
+    """Sets the status, writes `event_type` (e.g. quote.submitted, quote.approved, quote.rejected,
+    quote.recalled) to the outbox with the rendered quote, and returns that rendering (the event's data).
+    ValueError for a value that is not a ``QuoteStatus``."""
+    status = QuoteStatus(status)
     quote = find_quote(session, organization_id, quote_id, lock=True)
     quote.status = status
     quote.updated_at = now
-    view = snapshot(session, quote)
-    record_event(session, event_type, organization_id, view, now)
-    return view
+    data = render_quote(full_view(session, quote))
+    record_event(session, event_type, organization_id, data, now)
+    return data
 
 
 def quote_snapshot(session: Session, organization_id: UUID, quote_id: UUID) -> dict[str, Any]:
     """The rendered quote with its lines and totals, as GET /pricing-quotes/{id} returns it."""
-    return snapshot(session, find_quote(session, organization_id, quote_id))
+    return render_quote(full_view(session, find_quote(session, organization_id, quote_id)))

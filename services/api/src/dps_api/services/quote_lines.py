@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from decimal import Decimal
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import update
@@ -18,13 +16,17 @@ from dps_common.errors import Conflict, Forbidden, invalid_field, not_found
 
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.pricing import LineTerms, PricedLine, PricingError, price_line
-from dps_api.schemas.quotes import MAX_LINES, QuoteLineCreate, QuoteLineUpdate
+from dps_api.domain.quote_views import QuoteView
+from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel
+from dps_api.schemas.quotes import MAX_LINES
 from dps_api.services.catalog_lookup import (
     PinnedPricebook,
     PricedProduct,
     pinned_pricebook,
     price_product,
 )
+from dps_api.services.commands import NOT_SENT
+from dps_api.services.quote_commands import QuoteLineInput, UpdateQuoteLine
 from dps_api.services.quote_records import (
     apply_pricing,
     begin_edit,
@@ -37,7 +39,7 @@ from dps_api.services.quote_records import (
 
 
 def quote_pricebook(session: Session, quote: Quote) -> PinnedPricebook | None:
-    if quote.pricebook_id is None:
+    if quote.pricebook_id is None or quote.pricebook_version is None:
         return None
     return pinned_pricebook(session, quote.organization_id, quote.pricebook_id, quote.pricebook_version)
 
@@ -70,23 +72,19 @@ def price_checked(
     return priced
 
 
-def _decimal(raw: str | None) -> Decimal | None:
-    return None if raw is None else Decimal(raw)
-
-
 def new_line(
     session: Session,
     principal: Principal,
     quote: Quote,
     pricebook: PinnedPricebook | None,
-    body: QuoteLineCreate,
+    wanted: QuoteLineInput,
     position: int,
     field: str,
     now: datetime,
 ) -> QuoteLine:
     """A priced line pinning the product's current version (not yet added to the session)."""
     with naming_field(f"{field}.productId" if field else "productId"):
-        product = price_product(session, quote.organization_id, body.productId, quote.currency, pricebook=pricebook)
+        product = price_product(session, quote.organization_id, wanted.product_id, quote.currency, pricebook=pricebook)
     line = QuoteLine(
         quote_id=quote.id,
         organization_id=quote.organization_id,
@@ -96,11 +94,11 @@ def new_line(
         product_spec_id=product.spec_id,
         product_name=product.name,
         product_short_name=product.short_name,
-        custom_name=body.customName,
-        price_model=product.price_model,
-        price_frequency=product.price_frequency,
+        custom_name=wanted.custom_name,
+        price_model=PriceModel(product.price_model),
+        price_frequency=PriceFrequency(product.price_frequency),
         locked=product.locked,
-        quantity=Decimal(body.quantity),
+        quantity=wanted.quantity,
         created_at=now,
         updated_at=now,
     )
@@ -111,12 +109,12 @@ def new_line(
         quantity=line.quantity,
         list_unit_price=line.catalog_unit_price,
         tiers=tiers_of(line),
-        discount_percent=_decimal(body.discountPercent),
-        net_unit_price=_decimal(body.netUnitPrice),
+        discount_percent=wanted.discount_percent,
+        net_unit_price=wanted.net_unit_price,
         locked=line.locked,
     )
     priced = price_checked(principal, quote, terms, field, price_set=True, was_below_list=False)
-    line.price_basis = "NET" if body.netUnitPrice is not None else "DISCOUNT"
+    line.price_basis = PriceBasis.NET if wanted.net_unit_price is not None else PriceBasis.DISCOUNT
     apply_pricing(line, priced)
     return line
 
@@ -133,34 +131,33 @@ class QuoteLineService:
         self._tx = tx
         self._now = now
 
-    def add(self, principal: Principal, quote_id: UUID, body: QuoteLineCreate) -> dict[str, Any]:
+    def add(self, principal: Principal, quote_id: UUID, wanted: QuoteLineInput) -> QuoteView:
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
             lines = quote_lines(session, quote)
             if len(lines) >= MAX_LINES:
                 raise Conflict(f"A quote holds at most {MAX_LINES} lines.", code="quote_line_limit")
             now = self._now()
-            line = new_line(session, principal, quote, quote_pricebook(session, quote), body, len(lines) + 1, "", now)
+            line = new_line(session, principal, quote, quote_pricebook(session, quote), wanted, len(lines) + 1, "", now)
             session.add(line)
             return finish_edit(session, quote, [*lines, line], now)
 
-    def update(self, principal: Principal, quote_id: UUID, line_id: UUID, body: QuoteLineUpdate) -> dict[str, Any]:
-        sent = body.model_fields_set
-        if "discountPercent" in sent and "netUnitPrice" in sent:
+    def update(self, principal: Principal, quote_id: UUID, line_id: UUID, edit: UpdateQuoteLine) -> QuoteView:
+        price_set = edit.discount_percent is not NOT_SENT or edit.net_unit_price is not NOT_SENT
+        if edit.discount_percent is not NOT_SENT and edit.net_unit_price is not NOT_SENT:
             raise invalid_field("netUnitPrice", "give either discountPercent or netUnitPrice, not both")
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
             line = _find_line(session, quote, line_id)
             was_below_list = line.locked and line.net_unit_price < line.list_unit_price
-            if "customName" in sent:
-                line.custom_name = body.customName
-            if "quantity" in sent:
-                line.quantity = Decimal(body.quantity)
-            if "discountPercent" in sent:
-                line.price_basis, line.discount_percent = "DISCOUNT", Decimal(body.discountPercent)
-            if "netUnitPrice" in sent:
-                line.price_basis, line.net_unit_price = "NET", Decimal(body.netUnitPrice)
-            price_set = bool(sent & {"discountPercent", "netUnitPrice"})
+            if edit.custom_name is not NOT_SENT:
+                line.custom_name = edit.custom_name
+            if edit.quantity is not NOT_SENT:
+                line.quantity = edit.quantity
+            if edit.discount_percent is not NOT_SENT:
+                line.price_basis, line.discount_percent = PriceBasis.DISCOUNT, edit.discount_percent
+            if edit.net_unit_price is not NOT_SENT:
+                line.price_basis, line.net_unit_price = PriceBasis.NET, edit.net_unit_price
             priced = price_checked(
                 principal, quote, line_terms(line), "", price_set=price_set, was_below_list=was_below_list
             )

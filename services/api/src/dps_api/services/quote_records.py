@@ -1,4 +1,5 @@
-"""Quote rows inside a caller's transaction: find and lock, the editing rules, totals, rendering.
+"""Quote rows inside a caller's transaction: find and lock, the editing rules, totals, and the rows
+turned into the domain's ``QuoteView``.
 
 Shared by the quote, quote-line and quote-approval use cases. Nothing here commits.
 """
@@ -7,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select
@@ -27,12 +27,13 @@ from dps_common.errors import (
 )
 
 from dps_api.db.models.quotes import Quote, QuoteLine
-from dps_api.domain.money import format_decimal, format_money, format_price
-from dps_api.domain.pricing import LineTerms, PricedLine, Tier, price_line, quote_totals
+from dps_api.domain.pricing import LineTerms, PricedLine, QuoteTotals, Tier, price_line, quote_totals
+from dps_api.domain.quote_views import QuoteLineView, QuoteView
+from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
+from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
 
-STATUSES = ("DRAFT", "PENDING_APPROVAL", "APPROVED", "REJECTED")
-REOPENED_BY_EDIT = ("APPROVED", "REJECTED")
+REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
 
 
 @contextmanager
@@ -62,7 +63,7 @@ def begin_edit(session: Session, principal: Principal, quote_id: UUID) -> Quote:
     """The quote, locked for this transaction, once the principal may edit it in its status."""
     quote = find_quote(session, principal.organization_id, quote_id, lock=True)
     check_owner(principal, quote.owner_user_id)
-    if quote.status == "PENDING_APPROVAL":
+    if quote.status == QuoteStatus.PENDING_APPROVAL:
         raise Conflict(
             "The quote is pending approval; recall the approval (DELETE /pricing-quotes/{id}/approval) to edit it.",
             code="quote_pending_approval",
@@ -70,18 +71,19 @@ def begin_edit(session: Session, principal: Principal, quote_id: UUID) -> Quote:
     return quote
 
 
-def finish_edit(session: Session, quote: Quote, lines: list[QuoteLine], now: datetime) -> dict[str, Any]:
+def finish_edit(session: Session, quote: Quote, lines: list[QuoteLine], now: datetime) -> QuoteView:
     """Totals, status and events after an edit: an APPROVED or REJECTED quote goes back to DRAFT
     (``quote.reopened`` follows ``quote.updated``), since what was decided on no longer exists."""
     reopened = quote.status in REOPENED_BY_EDIT
     if reopened:
-        quote.status = "DRAFT"
+        quote.status = QuoteStatus.DRAFT
     quote.updated_at = now
     refresh_totals(quote, lines)
-    view = snapshot(session, quote)
-    record_event(session, "quote.updated", quote.organization_id, view, now)
+    view = full_view(session, quote)
+    data = render_quote(view)
+    record_event(session, "quote.updated", quote.organization_id, data, now)
     if reopened:
-        record_event(session, "quote.reopened", quote.organization_id, view, now)
+        record_event(session, "quote.reopened", quote.organization_id, data, now)
     return view
 
 
@@ -113,8 +115,8 @@ def line_terms(line: QuoteLine) -> LineTerms:
         quantity=line.quantity,
         list_unit_price=line.catalog_unit_price,
         tiers=tiers_of(line),
-        discount_percent=line.discount_percent if line.price_basis == "DISCOUNT" else None,
-        net_unit_price=line.net_unit_price if line.price_basis == "NET" else None,
+        discount_percent=line.discount_percent if line.price_basis == PriceBasis.DISCOUNT else None,
+        net_unit_price=line.net_unit_price if line.price_basis == PriceBasis.NET else None,
         locked=line.locked,
     )
 
@@ -143,70 +145,60 @@ def refresh_totals(quote: Quote, lines: list[QuoteLine]) -> list[PricedLine]:
     return priced
 
 
-def _utc(moment: datetime) -> datetime:
-    return moment.astimezone(UTC)
+def line_view(line: QuoteLine) -> QuoteLineView:
+    return QuoteLineView(
+        id=line.id,
+        position=line.position,
+        product_id=line.product_id,
+        product_spec_id=line.product_spec_id,
+        product_version=line.product_version,
+        product_name=line.product_name,
+        product_short_name=line.product_short_name,
+        custom_name=line.custom_name,
+        price_model=line.price_model,
+        price_frequency=line.price_frequency,
+        locked=line.locked,
+        quantity=line.quantity,
+        list_unit_price=line.list_unit_price,
+        discount_percent=line.discount_percent,
+        net_unit_price=line.net_unit_price,
+        amount_per_billing_period=line.amount_per_billing_period,
+        one_time_amount=line.one_time_amount,
+    )
 
 
-def _money(amount: Decimal | None, currency: str) -> str | None:
-    return None if amount is None else format_money(amount, currency)
+def quote_view(quote: Quote, lines: list[QuoteLine] | None) -> QuoteView:
+    """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
+    return QuoteView(
+        id=quote.id,
+        organization_id=quote.organization_id,
+        name=quote.name,
+        opportunity_id=quote.opportunity_id,
+        owner_user_id=quote.owner_user_id,
+        status=quote.status,
+        currency=quote.currency,
+        billing_frequency=quote.billing_frequency,
+        subscription_term_months=quote.subscription_term_months,
+        start_date=quote.start_date,
+        end_date=quote.end_date,
+        pricebook_id=quote.pricebook_id,
+        pricebook_version=quote.pricebook_version,
+        totals=QuoteTotals(
+            recurring_per_billing_period=quote.recurring_per_billing_period,
+            one_time=quote.one_time,
+            total_contract_value=quote.total_contract_value,
+            list_total_contract_value=quote.list_total_contract_value,
+            max_discount_percent=quote.max_discount_percent,
+            locked_below_list=quote.locked_below_list,
+        ),
+        line_count=quote.line_count,
+        created_at=quote.created_at,
+        updated_at=quote.updated_at,
+        lines=None if lines is None else tuple(line_view(line) for line in lines),
+    )
 
 
-def render_line(line: QuoteLine, currency: str) -> dict[str, Any]:
-    return {
-        "id": str(line.id),
-        "position": line.position,
-        "productId": str(line.product_id),
-        "productSpecId": line.product_spec_id,
-        "productVersion": line.product_version,
-        "productName": line.product_name,
-        "productShortName": line.product_short_name,
-        "customName": line.custom_name,
-        "priceModel": line.price_model,
-        "priceFrequency": line.price_frequency,
-        "locked": line.locked,
-        "quantity": format_decimal(line.quantity),
-        "listUnitPrice": format_price(line.list_unit_price, currency),
-        "discountPercent": format(line.discount_percent, "f"),
-        "netUnitPrice": format_price(line.net_unit_price, currency),
-        "amountPerBillingPeriod": _money(line.amount_per_billing_period, currency),
-        "oneTimeAmount": _money(line.one_time_amount, currency),
-    }
-
-
-def render_quote(quote: Quote, lines: list[QuoteLine] | None) -> dict[str, Any]:
-    """The API's rendering of a quote, also its events' snapshot; ``lines=None`` for list items."""
-    currency = quote.currency
-    view: dict[str, Any] = {
-        "id": str(quote.id),
-        "name": quote.name,
-        "opportunityId": str(quote.opportunity_id) if quote.opportunity_id else None,
-        "ownerUserId": str(quote.owner_user_id),
-        "status": quote.status,
-        "currency": currency,
-        "billingFrequency": quote.billing_frequency,
-        "subscriptionTermMonths": quote.subscription_term_months,
-        "startDate": quote.start_date,
-        "endDate": quote.end_date,
-        "pricebookId": str(quote.pricebook_id) if quote.pricebook_id else None,
-        "pricebookVersion": quote.pricebook_version,
-        "lockedBelowList": quote.locked_below_list,
-        "lineCount": quote.line_count,
-        "totals": {
-            "recurringPerBillingPeriod": format_money(quote.recurring_per_billing_period, currency),
-            "oneTime": format_money(quote.one_time, currency),
-            "totalContractValue": format_money(quote.total_contract_value, currency),
-            "listTotalContractValue": format_money(quote.list_total_contract_value, currency),
-            "maxDiscountPercent": format(quote.max_discount_percent, "f"),
-        },
-        "createdAt": _utc(quote.created_at),
-        "updatedAt": _utc(quote.updated_at),
-    }
-    if lines is not None:
-        view["lines"] = [render_line(line, currency) for line in lines]
-    return view
-
-
-def snapshot(session: Session, quote: Quote) -> dict[str, Any]:
-    """The full rendering (with lines) after pending changes are flushed."""
+def full_view(session: Session, quote: Quote) -> QuoteView:
+    """The quote with its lines, after pending changes are flushed."""
     session.flush()
-    return render_quote(quote, quote_lines(session, quote))
+    return quote_view(quote, quote_lines(session, quote))

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
-from dps_common.errors import invalid_field
+from dps_common.errors import ValidationFailed, invalid_field
 from dps_common.ids import new_id
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
@@ -22,38 +22,28 @@ from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.models.quotes import Quote
 from dps_api.domain.money import is_supported_currency
-from dps_api.schemas.quotes import QuoteCreate, QuoteStatus, QuoteUpdate
+from dps_api.domain.quote_views import QuoteView
+from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
+from dps_api.schemas.quotes import render_quote
 from dps_api.services.catalog_lookup import (
     PinnedPricebook,
     pin_pricebook,
     price_product,
 )
 from dps_api.services.outbox import record_event
+from dps_api.services.quote_commands import CreateQuote, UpdateQuote
 from dps_api.services.quote_lines import copy_catalog_prices, new_line
 from dps_api.services.quote_records import (
     begin_edit,
     check_owner,
     find_quote,
     finish_edit,
+    full_view,
     naming_field,
     quote_lines,
+    quote_view,
     refresh_totals,
-    render_quote,
-    snapshot,
 )
-
-# request field -> column, for partial updates
-_HEADER = {
-    "name": "name",
-    "opportunityId": "opportunity_id",
-    "ownerUserId": "owner_user_id",
-    "currency": "currency",
-    "billingFrequency": "billing_frequency",
-    "subscriptionTermMonths": "subscription_term_months",
-    "startDate": "start_date",
-    "endDate": "end_date",
-    "pricebookId": "pricebook_id",
-}
 
 
 @dataclass(frozen=True)
@@ -95,7 +85,7 @@ def _pin(session: Session, principal: Principal, pricebook_id: UUID) -> PinnedPr
         return pin_pricebook(session, principal, pricebook_id)
 
 
-def _currency_mismatch(field: str, pricebook: PinnedPricebook, currency: str):
+def _currency_mismatch(field: str, pricebook: PinnedPricebook, currency: str) -> ValidationFailed:
     return invalid_field(
         field,
         f"the pricebook's currency {pricebook.currency} differs from the quote currency {currency}; "
@@ -109,52 +99,57 @@ class QuoteService:
         self._tx = tx
         self._now = now
 
-    def list(self, principal: Principal, filters: QuoteFilters, page: PageRequest) -> list[dict[str, Any]]:
+    def list(self, principal: Principal, filters: QuoteFilters, page: PageRequest) -> list[QuoteView]:
         stmt = select(Quote).where(Quote.organization_id == principal.organization_id)
         if filters.status is not None:
-            stmt = stmt.where(Quote.status == filters.status.value)
+            stmt = stmt.where(Quote.status == filters.status)
         if filters.owner_user_id is not None:
             stmt = stmt.where(Quote.owner_user_id == filters.owner_user_id)
         if filters.opportunity_id is not None:
             stmt = stmt.where(Quote.opportunity_id == filters.opportunity_id)
         with self._tx.read() as session:
             # list items carry totals (stored on the quote) but not lines
-            return [render_quote(q, None) for q in session.scalars(keyset(stmt, [Quote.id], page, convert=[UUID]))]
+            return [quote_view(q, None) for q in session.scalars(keyset(stmt, [Quote.id], page, convert=[UUID]))]
 
-    def get(self, principal: Principal, quote_id: UUID) -> dict[str, Any]:
+    def get(self, principal: Principal, quote_id: UUID) -> QuoteView:
         with self._tx.read() as session:
             quote = find_quote(session, principal.organization_id, quote_id)
-            return render_quote(quote, quote_lines(session, quote))
+            return quote_view(quote, quote_lines(session, quote))
 
-    def create(self, principal: Principal, body: QuoteCreate) -> dict[str, Any]:
-        _check_dates(body.startDate, body.endDate)
-        if body.currency is None and body.pricebookId is None:
+    def create(self, principal: Principal, wanted: CreateQuote) -> QuoteView:
+        _check_dates(wanted.start_date, wanted.end_date)
+        if wanted.currency is not None:
+            _check_currency(wanted.currency)
+        elif wanted.pricebook_id is None:
             raise invalid_field("currency", "is required when no pricebookId is given")
-        if body.currency is not None:
-            _check_currency(body.currency)
         org_id = principal.organization_id
-        owner = body.ownerUserId or principal.user_id
+        owner = wanted.owner_user_id or principal.user_id
         with self._tx() as session:
             _check_new_owner(session, principal, owner)
-            if body.opportunityId is not None:
-                _check_opportunity(session, org_id, body.opportunityId)
-            pricebook = _pin(session, principal, body.pricebookId) if body.pricebookId is not None else None
-            currency = body.currency or pricebook.currency
+            if wanted.opportunity_id is not None:
+                _check_opportunity(session, org_id, wanted.opportunity_id)
+            pricebook = _pin(session, principal, wanted.pricebook_id) if wanted.pricebook_id is not None else None
+            if wanted.currency is not None:
+                currency = wanted.currency
+            elif pricebook is not None:
+                currency = pricebook.currency
+            else:  # refused above: no currency needs a pricebook
+                raise invalid_field("currency", "is required when no pricebookId is given")
             if pricebook is not None and pricebook.currency != currency:
                 raise _currency_mismatch("currency", pricebook, currency)
             now = self._now()
             quote = Quote(
                 id=new_id(),
                 organization_id=org_id,
-                name=body.name,
-                opportunity_id=body.opportunityId,
+                name=wanted.name,
+                opportunity_id=wanted.opportunity_id,
                 owner_user_id=owner,
-                status="DRAFT",
+                status=QuoteStatus.DRAFT,
                 currency=currency,
-                billing_frequency=body.billingFrequency.value,
-                subscription_term_months=body.subscriptionTermMonths,
-                start_date=body.startDate,
-                end_date=body.endDate,
+                billing_frequency=wanted.billing_frequency,
+                subscription_term_months=wanted.subscription_term_months,
+                start_date=wanted.start_date,
+                end_date=wanted.end_date,
                 pricebook_id=pricebook.id if pricebook else None,
                 pricebook_version=pricebook.version if pricebook else None,
                 created_at=now,
@@ -163,25 +158,23 @@ class QuoteService:
             # priced before the quote joins the session: the catalog queries must not flush it half-made
             lines = [
                 new_line(session, principal, quote, pricebook, line, i + 1, f"lines[{i}]", now)
-                for i, line in enumerate(body.lines)
+                for i, line in enumerate(wanted.lines)
             ]
             refresh_totals(quote, lines)
             session.add(quote)
             session.flush()  # the quote row before its lines (no ORM relationship orders them)
             session.add_all(lines)
-            view = snapshot(session, quote)
-            record_event(session, "quote.created", org_id, view, now)
+            view = full_view(session, quote)
+            record_event(session, "quote.created", org_id, render_quote(view), now)
             return view
 
-    def update(self, principal: Principal, quote_id: UUID, body: QuoteUpdate) -> dict[str, Any]:
-        sent = {column: getattr(body, field) for field, column in _HEADER.items() if field in body.model_fields_set}
-        if sent.get("billing_frequency") is not None:
-            sent["billing_frequency"] = sent["billing_frequency"].value
+    def update(self, principal: Principal, quote_id: UUID, edit: UpdateQuote) -> QuoteView:
+        sent = edit.sent()  # by the quote's attribute names
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
             changes = {column: value for column, value in sent.items() if getattr(quote, column) != value}
             if not changes:
-                return snapshot(session, quote)  # nothing changed: no write, no event, status kept
+                return full_view(session, quote)  # nothing changed: no write, no event, status kept
             self._check_header(session, principal, quote, changes)
             reprice = "currency" in changes or "pricebook_id" in changes
             pricebook = self._new_pricebook(session, principal, quote, changes) if reprice else None
@@ -244,6 +237,6 @@ class QuoteService:
                     version=line.product_version,
                 )
             copy_catalog_prices(line, product)
-            line.price_basis = "DISCOUNT"
+            line.price_basis = PriceBasis.DISCOUNT
             line.updated_at = now
 

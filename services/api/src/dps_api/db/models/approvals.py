@@ -24,18 +24,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dps_api.db.base import Base, uuid_pk
-
-CONDITION_TYPES = (
-    "MAX_DISCOUNT_PERCENT_ABOVE",
-    "TOTAL_CONTRACT_VALUE_ABOVE",
-    "TERM_MONTHS_ABOVE",
-    "LOCKED_PRICE_BELOW_LIST",
-)
-REQUEST_STATUSES = ("PENDING", "APPROVED", "REJECTED", "RECALLED")
-
-
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+from dps_api.db.models.quotes import enum_column, one_of
+from dps_api.domain.approval_flow import RequestStatus
+from dps_api.domain.approval_rules import ConditionType
 
 
 class ApprovalGroup(Base):
@@ -75,7 +66,7 @@ class ApprovalRuleGroup(Base):
 class ApprovalRule(Base):
     __tablename__ = "approval_rules"
     __table_args__ = (
-        CheckConstraint(_one_of("condition_type", CONDITION_TYPES), name="condition_type"),
+        CheckConstraint(one_of("condition_type", ConditionType), name="condition_type"),
         CheckConstraint("threshold IS NULL OR threshold >= 0", name="threshold_not_negative"),
     )
 
@@ -102,9 +93,9 @@ class ApprovalRequest(Base):
             "uq_approval_requests_pending_quote",
             "quote_id",
             unique=True,
-            postgresql_where=text("status = 'PENDING'"),
+            postgresql_where=text(f"status = '{RequestStatus.PENDING.value}'"),
         ),
-        CheckConstraint(_one_of("status", REQUEST_STATUSES), name="status"),
+        CheckConstraint(one_of("status", RequestStatus), name="status"),
     )
 
     id: Mapped[UUID] = uuid_pk()
@@ -112,7 +103,7 @@ class ApprovalRequest(Base):
     quote_id: Mapped[UUID] = mapped_column(ForeignKey("quotes.id"), index=True)
     quote_owner_user_id: Mapped[UUID] = mapped_column(ForeignKey("users.id"))
     requested_by_user_id: Mapped[UUID] = mapped_column(ForeignKey("users.id"))
-    status: Mapped[str] = mapped_column(String(10))
+    status: Mapped[RequestStatus] = mapped_column(enum_column(RequestStatus, 10))
     current_step: Mapped[int | None] = mapped_column(Integer)
     steps: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     decisions: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)

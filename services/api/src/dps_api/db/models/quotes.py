@@ -6,8 +6,10 @@ tiers in the quote's currency), so a quote never changes when the catalog does. 
 and the list and the approvals work read totals without re-pricing.
 """
 
+from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
@@ -16,6 +18,7 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     DateTime,
+    Enum,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -27,14 +30,25 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dps_api.db.base import Base, uuid_pk
-
-QUOTE_STATUSES = ("DRAFT", "PENDING_APPROVAL", "APPROVED", "REJECTED")
-BILLING_FREQUENCIES = ("MONTHLY", "QUARTERLY", "SEMI_ANNUAL", "ANNUAL")
-PRICE_BASES = ("DISCOUNT", "NET")
+from dps_api.domain.vocabulary import BillingFrequency, PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 
 
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def one_of(column: str, values: Iterable[StrEnum]) -> str:
+    """The CHECK constraint's SQL allowing exactly the enum's values (the migrations hold the same)."""
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+def enum_column(kind: type[StrEnum], length: int) -> Enum:
+    """A VARCHAR holding the enum's values, read back as its members. Its CHECK constraint is declared
+    by name in ``__table_args__`` (``one_of``), not generated here."""
+    return Enum(
+        kind,
+        native_enum=False,
+        create_constraint=False,
+        length=length,
+        validate_strings=True,
+        values_callable=lambda members: [m.value for m in members],
+    )
 
 
 class Quote(Base):
@@ -45,8 +59,8 @@ class Quote(Base):
         ForeignKeyConstraint(
             ["pricebook_id", "pricebook_version"], ["pricebook_versions.pricebook_id", "pricebook_versions.version"]
         ),
-        CheckConstraint(_one_of("status", QUOTE_STATUSES), name="status"),
-        CheckConstraint(_one_of("billing_frequency", BILLING_FREQUENCIES), name="billing_frequency"),
+        CheckConstraint(one_of("status", QuoteStatus), name="status"),
+        CheckConstraint(one_of("billing_frequency", BillingFrequency), name="billing_frequency"),
         CheckConstraint("subscription_term_months BETWEEN 1 AND 120", name="subscription_term_months"),
         CheckConstraint("end_date IS NULL OR start_date IS NULL OR end_date >= start_date", name="end_after_start"),
         CheckConstraint("(pricebook_id IS NULL) = (pricebook_version IS NULL)", name="pricebook_pinned"),
@@ -57,9 +71,9 @@ class Quote(Base):
     name: Mapped[str] = mapped_column(String(200))
     opportunity_id: Mapped[UUID | None] = mapped_column(ForeignKey("opportunities.id"), index=True)
     owner_user_id: Mapped[UUID] = mapped_column(ForeignKey("users.id"), index=True)
-    status: Mapped[str] = mapped_column(String(20))
+    status: Mapped[QuoteStatus] = mapped_column(enum_column(QuoteStatus, 20))
     currency: Mapped[str] = mapped_column(String(3))
-    billing_frequency: Mapped[str] = mapped_column(String(20))
+    billing_frequency: Mapped[BillingFrequency] = mapped_column(enum_column(BillingFrequency, 20))
     subscription_term_months: Mapped[int] = mapped_column(Integer)
     start_date: Mapped[date | None] = mapped_column(Date)
     end_date: Mapped[date | None] = mapped_column(Date)
@@ -85,7 +99,7 @@ class QuoteLine(Base):
         ForeignKeyConstraint(
             ["product_id", "product_version"], ["product_versions.product_id", "product_versions.version"]
         ),
-        CheckConstraint(_one_of("price_basis", PRICE_BASES), name="price_basis"),
+        CheckConstraint(one_of("price_basis", PriceBasis), name="price_basis"),
         CheckConstraint("quantity > 0", name="quantity_positive"),
         CheckConstraint("net_unit_price >= 0", name="net_unit_price_not_negative"),
         # a line is either recurring or one-time
@@ -103,13 +117,14 @@ class QuoteLine(Base):
     product_name: Mapped[str] = mapped_column(String(200))
     product_short_name: Mapped[str | None] = mapped_column(String(200))
     custom_name: Mapped[str | None] = mapped_column(String(200))
-    price_model: Mapped[str] = mapped_column(String(20))
-    price_frequency: Mapped[str] = mapped_column(String(20))
+    # copied from the product version, whose CHECK constraints hold them to the vocabulary
+    price_model: Mapped[PriceModel] = mapped_column(enum_column(PriceModel, 20))
+    price_frequency: Mapped[PriceFrequency] = mapped_column(enum_column(PriceFrequency, 20))
     locked: Mapped[bool] = mapped_column(Boolean)
     catalog_unit_price: Mapped[Decimal] = mapped_column(Numeric)  # pricebook entry or list price, pinned
     tiers: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)  # [{"upTo": "10" | null, "unitPrice": "9.00"}]
     # the negotiation: DISCOUNT keeps discount_percent, NET keeps net_unit_price; the other is derived
-    price_basis: Mapped[str] = mapped_column(String(10))
+    price_basis: Mapped[PriceBasis] = mapped_column(enum_column(PriceBasis, 10))
     quantity: Mapped[Decimal] = mapped_column(Numeric)
     list_unit_price: Mapped[Decimal] = mapped_column(Numeric)  # tier-resolved for the quantity
     net_unit_price: Mapped[Decimal] = mapped_column(Numeric)

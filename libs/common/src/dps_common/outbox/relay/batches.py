@@ -1,0 +1,57 @@
+"""The relay's SQL: claim the oldest unpublished events, mark the confirmed ones published.
+
+Both statements are built once and run on the session's connection. The envelope is read as the
+text PostgreSQL stores (``envelope::text``) and published as is: no JSON parsing and re-encoding in
+the relay (consumers parse the body; key order and spacing carry no meaning). ``occurred_at`` comes
+along (the column the claim orders by) for the publish delay metric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from sqlalchemy import Integer, Text, Uuid, bindparam, cast, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
+
+from dps_common.messaging import OutgoingEvent
+from dps_common.outbox.table import OUTBOX as _OUTBOX
+
+_CLAIM_UNPUBLISHED = (
+    select(_OUTBOX.c.id, _OUTBOX.c.event_type, cast(_OUTBOX.c.envelope, Text), _OUTBOX.c.occurred_at)
+    .where(_OUTBOX.c.published_at.is_(None))
+    .order_by(_OUTBOX.c.occurred_at)
+    .limit(bindparam("limit", type_=Integer))
+    .with_for_update(skip_locked=True)
+)
+
+_MARK_PUBLISHED = (
+    update(_OUTBOX)
+    .where(_OUTBOX.c.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
+    .values(published_at=func.now())
+)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A claimed batch: its events, oldest first, and when each occurred (by event id)."""
+
+    events: list[OutgoingEvent]
+    occurred_at: dict[UUID | str, datetime]  # keyed as the publisher reports confirmed ids
+
+
+def claim_unpublished(session: Session, limit: int) -> Claimed:
+    """The oldest unpublished events, locked until this transaction ends. Rows another relay holds
+    are skipped, not waited for, so relays share the backlog instead of queueing behind each other."""
+    rows = session.connection().execute(_CLAIM_UNPUBLISHED, {"limit": limit}).all()
+    return Claimed(
+        [OutgoingEvent(event_id, event_type, body) for event_id, event_type, body, _ in rows],
+        {row[0]: row[3] for row in rows},
+    )
+
+
+def mark_published(session: Session, event_ids: Sequence[UUID | str]) -> None:
+    if event_ids:
+        session.connection().execute(_MARK_PUBLISHED, {"ids": list(event_ids)})

@@ -1,0 +1,114 @@
+"""The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
+
+A broker or database failure drops the broken connection and backs off (0.5 s doubling to 15 s);
+the loop then starts over, so restarts of either are ridden out without losing anything. Each turn
+and each batch beats the relay's ``heartbeat`` (its liveness), and each batch updates
+``dps_common.outbox.relay.metrics``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import psycopg
+from sqlalchemy.exc import SQLAlchemyError
+
+from dps_common.db import Transactions
+from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
+from dps_common.outbox.relay import metrics
+from dps_common.outbox.relay.batches import Claimed, claim_unpublished, mark_published
+from dps_common.outbox.relay.settings import RelaySettings
+from dps_common.outbox.relay.wakeup import OutboxWakeup
+from dps_common.process_server import Heartbeat
+
+log = logging.getLogger("dps.relay")
+
+IDLE_SLICE_SECONDS = 0.5
+
+
+class OutboxRelay:
+    def __init__(self, settings: RelaySettings, tx: Transactions):
+        self.settings = settings
+        self._tx = tx
+        self._publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
+        self._wakeup = OutboxWakeup(settings.database_url)
+        self.published = 0  # events confirmed and marked by this relay
+        self.heartbeat = Heartbeat("relay loop", settings.poll_interval_seconds)
+
+    def run(self, stop: threading.Event) -> None:
+        """Relay until ``stop`` is set; returns after at most one batch and one poll interval."""
+        backoff = Backoff()
+        try:
+            while not stop.is_set():
+                self.heartbeat.beat()
+                try:
+                    self._wakeup.listen()
+                    self._publisher.connect()
+                    while not stop.is_set() and self.relay_batch() == self.settings.batch_size:
+                        self.heartbeat.beat()  # a full batch: more may be waiting, and a backlog is progress
+                    backoff.reset()
+                except PublishFailed as exc:
+                    log.warning("events not published; retrying", extra={"error": str(exc)})
+                    backoff.wait(stop)
+                    continue
+                except (SQLAlchemyError, psycopg.Error) as exc:
+                    log.warning("database unavailable", extra={"error": type(exc).__name__})
+                    self._wakeup.close()
+                    backoff.wait(stop)
+                    continue
+                except Exception:  # a surprise: start over on fresh connections rather than exit
+                    log.exception("relay failed; restarting")
+                    self._publisher.close()
+                    self._wakeup.close()
+                    backoff.wait(stop)
+                    continue
+                self._idle(stop)
+        finally:
+            self._publisher.close()
+            self._wakeup.close()
+
+    def _idle(self, stop: threading.Event) -> None:
+        """Wait for a notification or the poll interval, in slices short enough to notice ``stop``
+        promptly and to keep the broker connection's heartbeats going."""
+        deadline = time.monotonic() + self.settings.poll_interval_seconds
+        while not stop.is_set():
+            self._publisher.heartbeat()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._wakeup.wait(min(remaining, IDLE_SLICE_SECONDS)):
+                return
+
+    def relay_batch(self) -> int:
+        """Publish one batch and mark what the broker confirmed; the number of rows claimed.
+
+        The batch is sent at once and its confirms awaited once. When the broker fails midway, or
+        returns or refuses some events, the rows it confirmed are still marked (fewer duplicates),
+        the rest are released unmarked, and ``PublishFailed`` is raised."""
+        with self._tx() as session:
+            batch = claim_unpublished(session, self.settings.batch_size)
+            published = self._publisher.publish_batch(batch.events)
+            confirmed_at = time.time()  # wall clock, as occurred_at is
+            mark_published(session, published.confirmed)
+        self.published += len(published.confirmed)
+        _count(batch, published, confirmed_at)
+        if published.confirmed:
+            log.info("events published", extra={"count": len(published.confirmed)})
+        if published.failure is not None:
+            raise published.failure
+        return len(batch.events)
+
+
+def _count(batch: Claimed, published: Published, confirmed_at: float) -> None:
+    """A committed batch's metrics: what was published, how long after it occurred, what was not."""
+    if not batch.events:
+        return
+    metrics.EVENTS_PUBLISHED.inc(len(published.confirmed))
+    for event_id in published.confirmed:
+        # never negative: the writer's clock (occurred_at) and this host's may differ a little
+        metrics.PUBLISH_DELAY_SECONDS.observe(max(0.0, confirmed_at - batch.occurred_at[event_id].timestamp()))
+    if published.failure is None:
+        metrics.BATCHES_CONFIRMED.inc()
+    else:
+        metrics.BATCHES_FAILED.inc()
+        metrics.EVENTS_NOT_PUBLISHED.inc(len(batch.events) - len(published.confirmed))

@@ -1,40 +1,5 @@
-"""Writing events: into the outbox, inside the caller's transaction, so a change and its event
-commit together or not at all.
+"""Writing events into the outbox, in the caller's transaction: the shared ``dps_common.outbox``."""
 
-Every write of the api records events, so this is its cost per event: one INSERT, built once, run on
-the session's connection (no ORM object, no flush). The relays are woken by the table's statement
-trigger (migration 0006), which notifies ``OUTBOX_CHANNEL`` for every writer of the outbox; the
-notification is delivered at commit, never for a rolled-back change."""
+from dps_common.outbox import OUTBOX_CHANNEL, record_event
 
-from __future__ import annotations
-
-from datetime import datetime
-from typing import Any
-from uuid import UUID
-
-from sqlalchemy import insert
-from sqlalchemy.orm import Session
-
-from dps_common.events import envelope
-from dps_common.ids import new_id
-
-from dps_api.db.models.outbox import OutboxEvent
-
-OUTBOX_CHANNEL = "outbox_events"  # the relays LISTEN here; migration 0006's trigger notifies it
-
-_INSERT_EVENT = insert(OutboxEvent.__table__)  # Core, not ORM: runs as is, with nothing to flush
-
-
-def record_event(session: Session, event_type: str, organization_id: UUID, data: dict[str, Any], now: datetime) -> UUID:
-    event_id = new_id()
-    session.connection().execute(
-        _INSERT_EVENT,
-        {
-            "id": event_id,
-            "organization_id": organization_id,
-            "event_type": event_type,
-            "occurred_at": now,
-            "envelope": envelope(event_type, organization_id, data, event_id=event_id, occurred_at=now),
-        },
-    )
-    return event_id
+__all__ = ["OUTBOX_CHANNEL", "record_event"]

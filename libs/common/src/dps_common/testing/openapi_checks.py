@@ -7,12 +7,22 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
+from typing import Any, Protocol
 
+import falcon.testing
 from hypothesis import HealthCheck, settings
+from schemathesis import Case
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
 from dps_common.auth.authenticator import MISSING_KEY
 from dps_common.auth.scopes import ROLE_SCOPES, Role
+
+
+class DocumentedApp(Protocol):
+    """An app that lists the routes it documents (``dps_common.http.app.ServiceApp``)."""
+
+    documented_routes: list[tuple[str, object]]
+
 
 _RESPONDER = re.compile(r"^on_(get|post|put|patch|delete)$")
 
@@ -20,7 +30,7 @@ _RESPONDER = re.compile(r"^on_(get|post|put|patch|delete)$")
 bounded_run = settings(max_examples=15, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def conforms(case, api_key: str) -> None:
+def conforms(case: Case[Any], api_key: str) -> None:
     """Call ``case`` with ``api_key`` and validate the answer against the document.
 
     A schema-valid request may still break a business rule (an id of nothing, a refused URL, a
@@ -38,13 +48,15 @@ def concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", lambda _: str(uuid.uuid4()), path)
 
 
-def assert_every_responder_documented(app) -> None:
+def assert_every_responder_documented(app: DocumentedApp) -> None:
     for path, resource in app.documented_routes:
-        served = {_RESPONDER.match(name).group(1).upper() for name in dir(resource) if _RESPONDER.match(name)}
+        served = {match.group(1).upper() for name in dir(resource) if (match := _RESPONDER.match(name))}
         assert served == set(getattr(resource, "operations", {})), path
 
 
-def assert_scopes_enforced(client, doc: dict, headers_by_role: Mapping[Role, dict[str, str]]) -> int:
+def assert_scopes_enforced(
+    client: falcon.testing.TestClient, doc: Mapping[str, Any], headers_by_role: Mapping[Role, dict[str, str]]
+) -> int:
     """Every documented operation, called with a key of each role: 403 naming the first scope the
     role lacks, never a scope 403 (nor a 401, nor a 5xx) with all of them. Returns the calls made."""
     checked = 0
@@ -72,7 +84,7 @@ def assert_scopes_enforced(client, doc: dict, headers_by_role: Mapping[Role, dic
     return checked
 
 
-def assert_missing_key_refused(client, doc: dict, method: str) -> int:
+def assert_missing_key_refused(client: falcon.testing.TestClient, doc: Mapping[str, Any], method: str) -> int:
     """Every documented operation of ``method`` without a key: the spec's 401. Returns the count."""
     checked = 0
     for path, item in doc["paths"].items():

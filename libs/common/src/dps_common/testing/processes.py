@@ -35,10 +35,11 @@ def write_tls_files(folder: Path) -> dict[str, str]:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def stop(process: subprocess.Popen, timeout: float = 15) -> None:
+def stop(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
     """SIGTERM, then SIGKILL if it has not exited within ``timeout``."""
     if process.poll() is not None:
         return
@@ -77,19 +78,19 @@ def gunicorn(
         stop(process)
 
 
-def wait_ready(process: subprocess.Popen, url: str, ca_file: str, log_path: Path) -> None:
+def wait_ready(process: subprocess.Popen[bytes], url: str, ca_file: str, log_path: Path) -> None:
     """Until ``url`` (HTTPS, the test CA) answers 200; the process's log tail if it never does."""
     _wait_for_200(process, url, lambda session: session.get(url, verify=ca_file, timeout=2), log_path)
 
 
-def wait_healthy(process: subprocess.Popen, origin: str) -> None:
+def wait_healthy(process: subprocess.Popen[bytes], origin: str) -> None:
     """Until ``origin/healthz`` (plain HTTP, ``dps_common.process_server``) answers 200."""
     url = origin + "/healthz"
     _wait_for_200(process, url, lambda session: session.get(url, timeout=2))
 
 
 def _wait_for_200(
-    process: subprocess.Popen,
+    process: subprocess.Popen[bytes],
     url: str,
     get: Callable[[requests.Session], requests.Response],
     log_path: Path | None = None,
@@ -97,7 +98,10 @@ def _wait_for_200(
     deadline = time.monotonic() + READY_DEADLINE_SECONDS
     last_error = "no answer yet"
     probe = _plain()
-    log_tail = (lambda: ":\n" + log_path.read_text()[-4000:]) if log_path else (lambda: "")
+
+    def log_tail() -> str:
+        return ":\n" + log_path.read_text()[-4000:] if log_path else ""
+
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"{url}: process exited with {process.returncode}{log_tail()}", pytrace=False)
@@ -116,7 +120,7 @@ def scrape(origin: str) -> dict[str, float]:
     """``origin/metrics`` as samples keyed as written: ``name{label="value",...}`` (labels sorted)."""
     resp = _plain().get(origin + "/metrics", timeout=5)
     resp.raise_for_status()
-    samples = {}
+    samples: dict[str, float] = {}
     for family in text_string_to_metric_families(resp.text):
         for sample in family.samples:
             labels = ",".join(f'{name}="{value}"' for name, value in sorted(sample.labels.items()))

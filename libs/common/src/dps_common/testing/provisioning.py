@@ -51,13 +51,14 @@ class Admin:
     def __init__(self, env: dict[str, str]):
         self._env = env
 
-    def run(self, *args: str) -> subprocess.CompletedProcess:
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([ADMIN_CLI, *args], env=self._env, capture_output=True, text=True, timeout=60)
 
     def json(self, *args: str) -> dict[str, Any]:
         done = self.run(*args, "--json")
         assert done.returncode == 0, f"dealpricing-admin {' '.join(args)} -> {done.returncode}: {done.stderr}"
-        return json.loads(done.stdout)
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
 
     def create_org(self, name: str) -> dict[str, Any]:
         return self.json("orgs", "create", "--name", name)

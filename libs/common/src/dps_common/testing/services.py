@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
-from kombu import Connection
+from kombu.connection import Connection
 
 from dps_common.messaging import DEFAULT_AMQP_URL
 from dps_common.testing.broker import rabbitmqctl

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
@@ -69,7 +70,7 @@ class Receiver:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -146,13 +147,17 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, address, handler, context: ssl.SSLContext, receiver: Receiver):
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], context: ssl.SSLContext, receiver: Receiver
+    ) -> None:
         self.context = context
         self.receiver = receiver
         super().__init__(address, handler)
 
-    def finish_request(self, request, client_address) -> None:
+    def finish_request(self: Self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
         # TLS in the connection's own thread: a slow handshake never blocks accepting others.
+        if not isinstance(request, socket.socket):  # a datagram server's request: never for TCP
+            return
         try:
             request.settimeout(30)
             request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -171,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real receivers
     server: _Server
 
-    def log_message(self, format, *args) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_POST(self) -> None:
@@ -191,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             getattr(self, f"_{answer}")()
 
-    def _reply(self, status: int, body: bytes, headers: list[tuple[str, str]] = ()) -> None:
+    def _reply(self, status: int, body: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)

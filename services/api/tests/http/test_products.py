@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -13,8 +14,9 @@ from dps_common.errors import Forbidden
 
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.db.models.outbox import OutboxEvent
+from dps_api.resources.products import product_changes
 from dps_api.schemas.catalog import ProductList, ProductUpdate
-from dps_api.services.catalog import CatalogService
+from dps_api.services.catalog import CatalogService, ProductChanges
 
 BASE = "/external/v1/products"
 PRODUCT_KEYS = {
@@ -220,10 +222,10 @@ def test_locked_prices_need_their_own_scope_in_the_service(app, client, org):
     user = Principal(org.id, org.name, org.user.user_id, Role.USER, "k")
     for change in ({"listPrices": {"USD": "9"}}, {"locked": False}):
         with pytest.raises(Forbidden) as raised:
-            service.update_product(user, uuid.UUID(product["id"]), ProductUpdate.model_validate(change))
+            service.update_product(user, uuid.UUID(product["id"]), product_changes(ProductUpdate.model_validate(change)))
         assert raised.value.extra == {"requiredScope": "locked-prices:write"}
-    renamed = service.update_product(user, uuid.UUID(product["id"]), ProductUpdate(name="Renamed"))
-    assert renamed["version"] == 2 and renamed["listPrices"] == {"USD": "10.00"}
+    renamed = service.update_product(user, uuid.UUID(product["id"]), ProductChanges(name="Renamed"))
+    assert renamed.version == 2 and json.loads(renamed.list_prices) == {"USD": "10.00"}
 
 
 # --- validation --------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
+from dps_api.resources.pricebooks import new_pricebook, pricebook_changes
+from dps_api.resources.products import new_product, product_changes
 from dps_api.schemas.catalog import PricebookCreate, PricebookUpdate, ProductCreate, ProductUpdate
-from dps_api.services.catalog import CatalogService
+from dps_api.services.catalog import CatalogService, ProductChanges
 from dps_api.services.catalog_lookup import PinnedPricebook, pin_pricebook, pinned_pricebook, price_product
 from dps_api.services.pricebooks import PricebookService
 
@@ -44,12 +46,12 @@ def user(org):
 
 def make_product(catalog, admin, **fields) -> UUID:
     body = {"specId": "SEAT", "name": "Seat", "priceModel": "PER_UNIT", "listPrices": {"USD": "100"}, **fields}
-    return UUID(catalog.create_product(admin, ProductCreate.model_validate_json(json.dumps(body)))["id"])
+    return catalog.create_product(admin, new_product(ProductCreate.model_validate_json(json.dumps(body)))).id
 
 
 def make_pricebook(pricebooks, admin, **fields) -> UUID:
     body = {"name": "Partner", "currency": "USD", **fields}
-    return UUID(pricebooks.create_pricebook(admin, PricebookCreate.model_validate_json(json.dumps(body)))["id"])
+    return pricebooks.create_pricebook(admin, new_pricebook(PricebookCreate.model_validate_json(json.dumps(body)))).id
 
 
 def test_pricebook_entry_beats_the_list_price(tx, catalog, pricebooks, admin, org):
@@ -74,8 +76,9 @@ def test_a_given_version_prices_as_it_was_and_the_pinned_pricebook_version_too(t
     book_id = make_pricebook(pricebooks, admin, entries=[{"productId": str(product_id), "unitPrice": "90"}])
     with tx() as session:
         pinned = pin_pricebook(session, admin, book_id)
-    catalog.update_product(admin, product_id, ProductUpdate(listPrices={"USD": "150"}, name="Seat 2"))
-    pricebooks.update_pricebook(admin, book_id, PricebookUpdate.model_validate_json(b'{"entries": []}'))
+    changes = product_changes(ProductUpdate.model_validate_json(b'{"listPrices": {"USD": "150"}, "name": "Seat 2"}'))
+    catalog.update_product(admin, product_id, changes)
+    pricebooks.update_pricebook(admin, book_id, pricebook_changes(PricebookUpdate.model_validate_json(b'{"entries": []}')))
     with tx() as session:
         old = price_product(session, org.id, product_id, "USD", pricebook=None, version=1)
         new = price_product(session, org.id, product_id, "USD", pricebook=None)
@@ -91,7 +94,7 @@ def test_a_given_version_prices_as_it_was_and_the_pinned_pricebook_version_too(t
 
 def test_inactive_product_cannot_be_priced_anew_but_its_pinned_version_can(tx, catalog, admin, org):
     product_id = make_product(catalog, admin)
-    catalog.update_product(admin, product_id, ProductUpdate(active=False))
+    catalog.update_product(admin, product_id, ProductChanges(active=False))
     with tx() as session:
         with pytest.raises(ValidationFailed) as raised:
             price_product(session, org.id, product_id, "USD", pricebook=None)

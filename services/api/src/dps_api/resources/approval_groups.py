@@ -1,5 +1,7 @@
 """``/approval-groups``: named sets of approvers; every key reads them, admin keys edit them."""
 
+from typing import Any
+
 import falcon
 
 from dps_common.auth.scopes import Scope
@@ -8,7 +10,7 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
 from dps_api.schemas.approval_config import (
@@ -16,12 +18,22 @@ from dps_api.schemas.approval_config import (
     ApprovalGroupCreate,
     ApprovalGroupList,
     ApprovalGroupUpdate,
+    render_approval_group,
 )
-from dps_api.services.approval_config import ApprovalConfigService
+from dps_api.schemas.common import patch
+from dps_api.services.approval_config import ApprovalConfigService, ApprovalGroupChanges, NewApprovalGroup
 
 TAG = "Approval configuration"
 PAGING = Paging(default=100, maximum=500, items_property="approvalGroups")
 WHAT = "Approval group"
+
+
+def new_group(body: ApprovalGroupCreate) -> NewApprovalGroup:
+    return NewApprovalGroup(body.name, body.memberUserIds, body.requiredApprovals)
+
+
+def group_changes(body: ApprovalGroupUpdate) -> ApprovalGroupChanges:
+    return ApprovalGroupChanges(patch(body.name), patch(body.memberUserIds), patch(body.requiredApprovals))
 
 
 class ApprovalGroupsResource:
@@ -53,11 +65,15 @@ class ApprovalGroupsResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         principal = req.context.principal
-        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_groups(principal, page))
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_approval_group(g) for g in self._service.list_groups(principal, page)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, ApprovalGroupCreate)
-        resp.media = self._service.create_group(req.context.principal, body)
+        command = new_group(parse_body(req, ApprovalGroupCreate))
+        resp.media = render_approval_group(self._service.create_group(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -86,12 +102,12 @@ class ApprovalGroupResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, group_id: str) -> None:
-        resp.media = self._service.get_group(req.context.principal, path_id(group_id, WHAT))
+        resp.media = render_approval_group(self._service.get_group(req.context.principal, path_id(group_id, WHAT)))
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, group_id: str) -> None:
         target = path_id(group_id, WHAT)
-        body = parse_body(req, ApprovalGroupUpdate)
-        resp.media = self._service.update_group(req.context.principal, target, body)
+        command = group_changes(parse_body(req, ApprovalGroupUpdate))
+        resp.media = render_approval_group(self._service.update_group(req.context.principal, target, command))
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -1,5 +1,7 @@
 """``/approval-rule-groups``: ordered, named sets of rules; each is one step of the approval chain (admin only)."""
 
+from typing import Any
+
 import falcon
 
 from dps_common.auth.scopes import Scope
@@ -8,7 +10,7 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
 from dps_api.schemas.approval_config import (
@@ -16,12 +18,26 @@ from dps_api.schemas.approval_config import (
     ApprovalRuleGroupCreate,
     ApprovalRuleGroupList,
     ApprovalRuleGroupUpdate,
+    render_approval_rule_group,
 )
-from dps_api.services.approval_config import ApprovalConfigService
+from dps_api.schemas.common import patch
+from dps_api.services.approval_config import (
+    ApprovalConfigService,
+    ApprovalRuleGroupChanges,
+    NewApprovalRuleGroup,
+)
 
 TAG = "Approval configuration"
 PAGING = Paging(default=100, maximum=500, items_property="approvalRuleGroups")
 WHAT = "Approval rule group"
+
+
+def new_rule_group(body: ApprovalRuleGroupCreate) -> NewApprovalRuleGroup:
+    return NewApprovalRuleGroup(body.name, body.position)
+
+
+def rule_group_changes(body: ApprovalRuleGroupUpdate) -> ApprovalRuleGroupChanges:
+    return ApprovalRuleGroupChanges(patch(body.name), patch(body.position))
 
 
 class ApprovalRuleGroupsResource:
@@ -52,11 +68,15 @@ class ApprovalRuleGroupsResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         principal = req.context.principal
-        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_rule_groups(principal, page))
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_approval_rule_group(g) for g in self._service.list_rule_groups(principal, page)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, ApprovalRuleGroupCreate)
-        resp.media = self._service.create_rule_group(req.context.principal, body)
+        command = new_rule_group(parse_body(req, ApprovalRuleGroupCreate))
+        resp.media = render_approval_rule_group(self._service.create_rule_group(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -93,12 +113,13 @@ class ApprovalRuleGroupResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
-        resp.media = self._service.get_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
+        group = self._service.get_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
+        resp.media = render_approval_rule_group(group)
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
         target = path_id(rule_group_id, WHAT)
-        body = parse_body(req, ApprovalRuleGroupUpdate)
-        resp.media = self._service.update_rule_group(req.context.principal, target, body)
+        command = rule_group_changes(parse_body(req, ApprovalRuleGroupUpdate))
+        resp.media = render_approval_rule_group(self._service.update_rule_group(req.context.principal, target, command))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
         self._service.delete_rule_group(req.context.principal, path_id(rule_group_id, WHAT))

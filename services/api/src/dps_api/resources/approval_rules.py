@@ -1,6 +1,10 @@
 """``/approval-rules``: conditions on a quote that require an approval group's approval (admin only)."""
 
+from decimal import Decimal
+from typing import Any
+
 import falcon
+from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
@@ -8,16 +12,20 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.approval_rules import Condition
 from dps_api.schemas.approval_config import (
     ApprovalRule,
     ApprovalRuleCreate,
     ApprovalRuleList,
     ApprovalRuleUpdate,
+    ConditionBody,
+    render_approval_rule,
 )
-from dps_api.services.approval_config import ApprovalConfigService
+from dps_api.schemas.common import patch
+from dps_api.services.approval_config import ApprovalConfigService, ApprovalRuleChanges, NewApprovalRule
 
 TAG = "Approval configuration"
 PAGING = Paging(default=100, maximum=500, items_property="approvalRules")
@@ -25,6 +33,26 @@ WHAT = "Approval rule"
 _REFERENCES = (
     "400 names approvalGroupId / ruleGroupId when they are not the organization's, and the condition field at fault."
 )
+
+
+def condition(body: ConditionBody) -> Condition:
+    """The condition as sent; the service checks it."""
+    threshold = Decimal(body.threshold) if body.threshold is not None else None
+    return Condition(body.type, threshold, body.currency)
+
+
+def new_rule(body: ApprovalRuleCreate) -> NewApprovalRule:
+    return NewApprovalRule(body.name, condition(body.condition), body.approvalGroupId, body.ruleGroupId, body.active)
+
+
+def rule_changes(body: ApprovalRuleUpdate) -> ApprovalRuleChanges:
+    return ApprovalRuleChanges(
+        name=patch(body.name),
+        condition=patch(body.condition if body.condition is MISSING else condition(body.condition)),
+        approval_group_id=patch(body.approvalGroupId),
+        rule_group_id=patch(body.ruleGroupId),
+        active=patch(body.active),
+    )
 
 
 class ApprovalRulesResource:
@@ -55,11 +83,15 @@ class ApprovalRulesResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         principal = req.context.principal
-        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_rules(principal, page))
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_approval_rule(r) for r in self._service.list_rules(principal, page)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, ApprovalRuleCreate)
-        resp.media = self._service.create_rule(req.context.principal, body)
+        command = new_rule(parse_body(req, ApprovalRuleCreate))
+        resp.media = render_approval_rule(self._service.create_rule(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -94,12 +126,12 @@ class ApprovalRuleResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
-        resp.media = self._service.get_rule(req.context.principal, path_id(rule_id, WHAT))
+        resp.media = render_approval_rule(self._service.get_rule(req.context.principal, path_id(rule_id, WHAT)))
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
         target = path_id(rule_id, WHAT)
-        body = parse_body(req, ApprovalRuleUpdate)
-        resp.media = self._service.update_rule(req.context.principal, target, body)
+        command = rule_changes(parse_body(req, ApprovalRuleUpdate))
+        resp.media = render_approval_rule(self._service.update_rule(req.context.principal, target, command))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
         self._service.delete_rule(req.context.principal, path_id(rule_id, WHAT))

@@ -6,17 +6,19 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, QueryParam
-from dps_common.http.params import path_id, query_uuid
+from dps_common.http.params import invalid_param, path_id, query_uuid
 
 from dps_api.context import AppContext
+from dps_api.schemas.common import patch
 from dps_api.schemas.deal_groups import (
     MAX_GROUPS_PER_OPPORTUNITY,
     DealGroup,
     DealGroupCreate,
     DealGroupList,
     DealGroupUpdate,
+    render_deal_group,
 )
-from dps_api.services.deal_groups import DealGroupService
+from dps_api.services.deal_groups import DealGroupChanges, DealGroupService, NewDealGroup
 
 TAG = "Deal groups"
 LIMITS = (
@@ -24,6 +26,14 @@ LIMITS = (
     f"{MAX_GROUPS_PER_OPPORTUNITY} deal groups; 400 naming opportunityIds for an id that is not an "
     "opportunity of the organization."
 )
+
+
+def new_deal_group(body: DealGroupCreate) -> NewDealGroup:
+    return NewDealGroup(body.name, body.description, body.opportunityIds)
+
+
+def deal_group_changes(body: DealGroupUpdate) -> DealGroupChanges:
+    return DealGroupChanges(patch(body.name), patch(body.description), patch(body.opportunityIds))
 
 
 class DealGroupsResource:
@@ -65,12 +75,15 @@ class DealGroupsResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        opportunity_id = query_uuid(req, "opportunityId", required=True)
-        resp.media = {"dealGroups": self._service.groups_of(req.context.principal, opportunity_id)}
+        opportunity_id = query_uuid(req, "opportunityId")
+        if opportunity_id is None:
+            raise invalid_param("opportunityId", "query parameter is required")
+        groups = self._service.groups_of(req.context.principal, opportunity_id)
+        resp.media = {"dealGroups": [render_deal_group(g) for g in groups]}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, DealGroupCreate)
-        resp.media = self._service.create(req.context.principal, body)
+        command = new_deal_group(parse_body(req, DealGroupCreate))
+        resp.media = render_deal_group(self._service.create(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -99,12 +112,13 @@ class DealGroupResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, deal_group_id: str) -> None:
-        resp.media = self._service.get(req.context.principal, path_id(deal_group_id, "Deal group"))
+        group = self._service.get(req.context.principal, path_id(deal_group_id, "Deal group"))
+        resp.media = render_deal_group(group)
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, deal_group_id: str) -> None:
         target = path_id(deal_group_id, "Deal group")
-        body = parse_body(req, DealGroupUpdate)
-        resp.media = self._service.update(req.context.principal, target, body)
+        command = deal_group_changes(parse_body(req, DealGroupUpdate))
+        resp.media = render_deal_group(self._service.update(req.context.principal, target, command))
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -1,8 +1,11 @@
 """``/opportunities``: list, read, create, partial update, and the admin's closed-won action."""
 
 from dataclasses import asdict
+from decimal import Decimal
+from typing import Any
 
 import falcon
+from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
@@ -10,17 +13,24 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_enum, query_str, query_uuid
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.schemas.common import patch
 from dps_api.schemas.opportunities import (
     Opportunity,
     OpportunityCreate,
     OpportunityList,
     OpportunityStage,
     OpportunityUpdate,
+    render_opportunity,
 )
-from dps_api.services.opportunities import OpportunityFilters, OpportunityService
+from dps_api.services.opportunities import (
+    NewOpportunity,
+    OpportunityChanges,
+    OpportunityFilters,
+    OpportunityService,
+)
 
 TAG = "Opportunities"
 PAGING = Paging(default=100, maximum=500, items_property="opportunities")
@@ -31,6 +41,36 @@ FILTERS = (
     QueryParam("ownerUserId", {"type": "string", "format": "uuid"}, "Only opportunities owned by this user."),
     QueryParam("crmId", {"type": "string"}, "Only the opportunity with this CRM id."),
 )
+
+
+def _decimal(raw: str | None) -> Decimal | None:
+    return None if raw is None else Decimal(raw)
+
+
+def new_opportunity(body: OpportunityCreate) -> NewOpportunity:
+    return NewOpportunity(
+        name=body.name,
+        account_name=body.accountName,
+        crm_id=body.crmId,
+        owner_user_id=body.ownerUserId,
+        stage=body.stage,
+        amount=_decimal(body.amount),
+        currency=body.currency,
+        close_date=body.closeDate,
+    )
+
+
+def opportunity_changes(body: OpportunityUpdate) -> OpportunityChanges:
+    return OpportunityChanges(
+        crm_id=patch(body.crmId),
+        name=patch(body.name),
+        account_name=patch(body.accountName),
+        owner_user_id=patch(body.ownerUserId),
+        stage=patch(body.stage),
+        amount=patch(body.amount if body.amount is MISSING else _decimal(body.amount)),
+        currency=patch(body.currency),
+        close_date=patch(body.closeDate),
+    )
 
 
 class OpportunitiesResource:
@@ -68,13 +108,15 @@ class OpportunitiesResource:
             crm_id=query_str(req, "crmId"),
         )
         principal = req.context.principal
-        resp.media = serve_page(
-            req, PAGING, self._cursors, lambda page: self._service.list(principal, filters, page), asdict(filters)
-        )
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_opportunity(o) for o in self._service.list(principal, filters, page)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch, asdict(filters))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, OpportunityCreate)
-        resp.media = self._service.create(req.context.principal, body)
+        command = new_opportunity(parse_body(req, OpportunityCreate))
+        resp.media = render_opportunity(self._service.create(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -107,12 +149,13 @@ class OpportunityResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
-        resp.media = self._service.get(req.context.principal, path_id(opportunity_id, "Opportunity"))
+        opportunity = self._service.get(req.context.principal, path_id(opportunity_id, "Opportunity"))
+        resp.media = render_opportunity(opportunity)
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
         target = path_id(opportunity_id, "Opportunity")
-        body = parse_body(req, OpportunityUpdate)
-        resp.media = self._service.update(req.context.principal, target, body)
+        command = opportunity_changes(parse_body(req, OpportunityUpdate))
+        resp.media = render_opportunity(self._service.update(req.context.principal, target, command))
 
 
 class ClosedWonResource:
@@ -133,7 +176,7 @@ class ClosedWonResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, opportunity_id: str) -> None:
         target = path_id(opportunity_id, "Opportunity")
-        resp.media = self._service.mark_closed_won(req.context.principal, target)
+        resp.media = render_opportunity(self._service.mark_closed_won(req.context.principal, target))
 
 
 def register(api: Api, ctx: AppContext) -> None:

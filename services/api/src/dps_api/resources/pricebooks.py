@@ -1,6 +1,10 @@
 """``/pricebooks``: list, read, create, and partial update (a new version)."""
 
+from decimal import Decimal
+from typing import Any
+
 import falcon
+from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
@@ -8,16 +12,19 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_bool
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
 from dps_api.schemas.catalog import (
     Pricebook,
     PricebookCreate,
+    PricebookEntryIn,
     PricebookList,
     PricebookUpdate,
+    render_pricebook,
 )
-from dps_api.services.pricebooks import PricebookService
+from dps_api.schemas.common import patch
+from dps_api.services.pricebooks import NewPricebook, PricebookChanges, PricebookService, PriceEntry
 
 TAG = "Catalog"
 PAGING = Paging(default=100, maximum=500, items_property="pricebooks")
@@ -27,6 +34,23 @@ _RULES = (
     "Quotes may use a pricebook assigned to the key's user; admin keys may use any."
 )
 
+
+def _entries(entries: list[PricebookEntryIn]) -> list[PriceEntry]:
+    return [PriceEntry(entry.productId, Decimal(entry.unitPrice)) for entry in entries]
+
+
+def new_pricebook(body: PricebookCreate) -> NewPricebook:
+    return NewPricebook(body.name, body.currency, body.active, body.assignedUserIds, _entries(body.entries))
+
+
+def pricebook_changes(body: PricebookUpdate) -> PricebookChanges:
+    return PricebookChanges(
+        name=patch(body.name),
+        currency=patch(body.currency),
+        active=patch(body.active),
+        assigned_user_ids=patch(body.assignedUserIds),
+        entries=patch(body.entries if body.entries is MISSING else _entries(body.entries)),
+    )
 
 
 class PricebooksResource:
@@ -59,13 +83,15 @@ class PricebooksResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         active = query_bool(req, "active")
         principal = req.context.principal
-        resp.media = serve_page(
-            req, PAGING, self._cursors, lambda page: self._service.list_pricebooks(principal, page, active), {"active": active}
-        )
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_pricebook(p) for p in self._service.list_pricebooks(principal, page, active)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch, {"active": active})
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, PricebookCreate)
-        resp.media = self._service.create_pricebook(req.context.principal, body)
+        command = new_pricebook(parse_body(req, PricebookCreate))
+        resp.media = render_pricebook(self._service.create_pricebook(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -93,12 +119,13 @@ class PricebookResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, pricebook_id: str) -> None:
-        resp.media = self._service.get_pricebook(req.context.principal, path_id(pricebook_id, "Pricebook"))
+        pricebook = self._service.get_pricebook(req.context.principal, path_id(pricebook_id, "Pricebook"))
+        resp.media = render_pricebook(pricebook)
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, pricebook_id: str) -> None:
         target = path_id(pricebook_id, "Pricebook")
-        body = parse_body(req, PricebookUpdate)
-        resp.media = self._service.update_pricebook(req.context.principal, target, body)
+        command = pricebook_changes(parse_body(req, PricebookUpdate))
+        resp.media = render_pricebook(self._service.update_pricebook(req.context.principal, target, command))
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -1,7 +1,10 @@
 """``/products``: the list (admin keys also get inactive products and cost), reads of the current and
 of a pinned version, create, and partial update (a new version)."""
 
+from typing import Any
+
 import falcon
+from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
 from dps_common.errors import not_found
@@ -10,11 +13,19 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_bool
-from dps_common.paging import CursorCodec
+from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
-from dps_api.schemas.catalog import Product, ProductCreate, ProductList, ProductUpdate
-from dps_api.services.catalog import CatalogService
+from dps_api.schemas.catalog import (
+    Product,
+    ProductCreate,
+    ProductList,
+    ProductUpdate,
+    render_product,
+    tier_values,
+)
+from dps_api.schemas.common import patch
+from dps_api.services.catalog import CatalogService, NewProduct, ProductChanges
 
 TAG = "Catalog"
 PAGING = Paging(default=100, maximum=500, items_property="products")
@@ -23,6 +34,35 @@ _VISIBILITY = (
     "other keys see active products only, without cost."
 )
 
+
+def new_product(body: ProductCreate) -> NewProduct:
+    return NewProduct(
+        spec_id=body.specId,
+        name=body.name,
+        short_name=body.shortName,
+        active=body.active,
+        price_model=body.priceModel,
+        price_frequency=body.priceFrequency,
+        list_prices=body.listPrices,
+        tiers=None if body.tiers is None else tier_values(body.tiers),
+        locked=body.locked,
+        cost=body.cost,
+    )
+
+
+def product_changes(body: ProductUpdate) -> ProductChanges:
+    return ProductChanges(
+        spec_id=patch(body.specId),
+        name=patch(body.name),
+        short_name=patch(body.shortName),
+        active=patch(body.active),
+        price_model=patch(body.priceModel),
+        price_frequency=patch(body.priceFrequency),
+        list_prices=patch(body.listPrices),
+        tiers=patch(body.tiers if body.tiers is None or body.tiers is MISSING else tier_values(body.tiers)),
+        locked=patch(body.locked),
+        cost=patch(body.cost),
+    )
 
 
 class ProductsResource:
@@ -60,13 +100,15 @@ class ProductsResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         active = query_bool(req, "active")
         principal = req.context.principal
-        resp.media = serve_page(
-            req, PAGING, self._cursors, lambda page: self._service.list_products(principal, page, active), {"active": active}
-        )
+
+        def fetch(page: PageRequest) -> list[dict[str, Any]]:
+            return [render_product(p) for p in self._service.list_products(principal, page, active)]
+
+        resp.media = serve_page(req, PAGING, self._cursors, fetch, {"active": active})
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, ProductCreate)
-        resp.media = self._service.create_product(req.context.principal, body)
+        command = new_product(parse_body(req, ProductCreate))
+        resp.media = render_product(self._service.create_product(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -99,12 +141,12 @@ class ProductResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
-        resp.media = self._service.get_product(req.context.principal, path_id(product_id, "Product"))
+        resp.media = render_product(self._service.get_product(req.context.principal, path_id(product_id, "Product")))
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
         target = path_id(product_id, "Product")
-        body = parse_body(req, ProductUpdate)
-        resp.media = self._service.update_product(req.context.principal, target, body)
+        command = product_changes(parse_body(req, ProductUpdate))
+        resp.media = render_product(self._service.update_product(req.context.principal, target, command))
 
 
 class ProductVersionResource:
@@ -127,7 +169,7 @@ class ProductVersionResource:
         target = path_id(product_id, "Product version")
         if not (version.isascii() and version.isdigit()) or len(version) > 9:  # a malformed version names nothing: 404
             raise not_found("Product version")
-        resp.media = self._service.get_product_version(req.context.principal, target, int(version))
+        resp.media = render_product(self._service.get_product_version(req.context.principal, target, int(version)))
 
 
 def register(api: Api, ctx: AppContext) -> None:

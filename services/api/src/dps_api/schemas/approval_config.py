@@ -3,19 +3,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import MISSING, Field
 
 from dps_api.domain.approval_rules import ConditionType
 from dps_api.schemas.common import (
+    UNSENT,
     CurrencyCode,
     DecimalString,
     Name,
     RequestModel,
     ResponseModel,
+    unsent,
 )
+
+if TYPE_CHECKING:
+    from dps_api.services.approval_config import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 
 MAX_MEMBERS = 500
 MAX_POSITION = 2_147_483_647
@@ -45,9 +51,9 @@ class ApprovalGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused for every field. ``memberUserIds`` replaces the
     whole membership. Pending approval requests keep the membership they were submitted with."""
 
-    name: Name = Field(default=None)
-    memberUserIds: list[UUID] = Field(default=None, min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
-    requiredApprovals: int = Field(default=None, ge=1, le=MAX_MEMBERS, description=_REQUIRED_DOC)
+    name: Name | MISSING = UNSENT
+    memberUserIds: list[UUID] | MISSING = unsent(min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
+    requiredApprovals: int | MISSING = unsent(ge=1, le=MAX_MEMBERS, description=_REQUIRED_DOC)
 
 
 class ApprovalGroup(ResponseModel):
@@ -62,6 +68,22 @@ class ApprovalGroup(ResponseModel):
 class ApprovalGroupList(ResponseModel):
     approvalGroups: list[ApprovalGroup]
     nextCursor: str | None
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)
+
+
+def render_approval_group(group: ApprovalGroupView) -> dict[str, Any]:
+    """An approval group as the API shows it (``ApprovalGroup``), also the snapshot its events carry."""
+    return {
+        "id": str(group.id),
+        "name": group.name,
+        "memberUserIds": [str(m) for m in group.member_user_ids],
+        "requiredApprovals": group.required_approvals,
+        "createdAt": _utc(group.created_at),
+        "updatedAt": _utc(group.updated_at),
+    }
 
 
 # --- approval rules ----------------------------------------------------------------------------
@@ -89,11 +111,11 @@ class ApprovalRuleUpdate(RequestModel):
     """Partial: only the fields sent change. ``condition`` is replaced whole; ``ruleGroupId`` is cleared by
     null; null is refused for the other fields. Pending approval requests keep the rules they snapshotted."""
 
-    name: Name = Field(default=None)
-    condition: ConditionBody = Field(default=None, description=_CONDITION_DOC)
-    approvalGroupId: UUID = Field(default=None)
-    ruleGroupId: UUID | None = None
-    active: bool = Field(default=None)
+    name: Name | MISSING = UNSENT
+    condition: ConditionBody | MISSING = unsent(description=_CONDITION_DOC)
+    approvalGroupId: UUID | MISSING = UNSENT
+    ruleGroupId: UUID | None | MISSING = UNSENT
+    active: bool | MISSING = UNSENT
 
 
 class Condition(ResponseModel):
@@ -118,6 +140,20 @@ class ApprovalRuleList(ResponseModel):
     nextCursor: str | None
 
 
+def render_approval_rule(rule: ApprovalRuleView) -> dict[str, Any]:
+    """An approval rule as the API shows it (``ApprovalRule``), also the snapshot its events carry."""
+    return {
+        "id": str(rule.id),
+        "name": rule.name,
+        "condition": rule.condition.render(),
+        "approvalGroupId": str(rule.approval_group_id),
+        "ruleGroupId": str(rule.rule_group_id) if rule.rule_group_id else None,
+        "active": rule.active,
+        "createdAt": _utc(rule.created_at),
+        "updatedAt": _utc(rule.updated_at),
+    }
+
+
 # --- approval rule groups ----------------------------------------------------------------------
 
 
@@ -129,8 +165,8 @@ class ApprovalRuleGroupCreate(RequestModel):
 class ApprovalRuleGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused."""
 
-    name: Name = Field(default=None)
-    position: int = Field(default=None, ge=0, le=MAX_POSITION, description=_POSITION_DOC)
+    name: Name | MISSING = UNSENT
+    position: int | MISSING = unsent(ge=0, le=MAX_POSITION, description=_POSITION_DOC)
 
 
 class ApprovalRuleGroup(ResponseModel):
@@ -145,3 +181,15 @@ class ApprovalRuleGroup(ResponseModel):
 class ApprovalRuleGroupList(ResponseModel):
     approvalRuleGroups: list[ApprovalRuleGroup]
     nextCursor: str | None
+
+
+def render_approval_rule_group(group: ApprovalRuleGroupView) -> dict[str, Any]:
+    """A rule group as the API shows it (``ApprovalRuleGroup``), also the snapshot its events carry."""
+    return {
+        "id": str(group.id),
+        "name": group.name,
+        "position": group.position,
+        "ruleIds": [str(r) for r in group.rule_ids],
+        "createdAt": _utc(group.created_at),
+        "updatedAt": _utc(group.updated_at),
+    }

@@ -8,22 +8,30 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 import iso4217
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from orjson import Fragment
+from pydantic import MISSING, AfterValidator, BaseModel, Field, StringConstraints
+
+from dps_common.contracts.quotes import PriceFrequency, PriceModel
 
 from dps_api.schemas.common import (
+    UNSENT,
     CurrencyCode,
     DecimalString,
     Name,
     RequestModel,
     ResponseModel,
+    unsent,
 )
 
-PriceModel = Literal["FLAT", "PER_UNIT", "TIERED", "RAMPED", "HOURLY", "ONE_TIME_FEE"]
-PriceFrequency = Literal["MONTHLY", "QUARTERLY", "SEMI_ANNUAL", "ANNUAL", "ONE_TIME"]
+if TYPE_CHECKING:
+    from dps_api.services.catalog import ProductView
+    from dps_api.services.pricebooks import PricebookView
+
+__all__ = ["PriceFrequency", "PriceModel"]
 
 
 # --- money rules, also used by the services for values checked against stored state -----------------
@@ -44,15 +52,29 @@ def amount_problem(currency: str, amount: Decimal) -> str | None:
     """Why ``amount`` is not a valid price in ``currency``, or None (the currency must be valid)."""
     if amount < 0:
         return f"{currency} amount must not be negative"
-    exponent = iso4217.Currency(currency).exponent
-    if -amount.normalize().as_tuple().exponent > exponent:  # "100.00" JPY is a whole amount
+    exponent = _exponent(currency)
+    if _decimal_places(amount) > exponent:  # "100.00" JPY is a whole amount
         return f"{currency} amount {amount} has more decimal places than {currency} allows ({exponent})"
     return None
 
 
 def format_amount(currency: str, amount: Decimal) -> str:
     """A valid amount at exactly the currency's minor units: ``"100"`` USD -> ``"100.00"``."""
-    return format(amount.quantize(Decimal(1).scaleb(-iso4217.Currency(currency).exponent)), "f")
+    return format(amount.quantize(Decimal(1).scaleb(-_exponent(currency))), "f")
+
+
+def _exponent(currency: str) -> int:
+    """The minor units of a currency ``currency_problem`` accepted."""
+    exponent = iso4217.Currency(currency).exponent
+    if exponent is None:
+        raise ValueError(f"{currency} has no minor units")
+    return exponent
+
+
+def _decimal_places(amount: Decimal) -> int:
+    """``"100.00"`` has none: the amount is whole. Called on finite amounts only."""
+    exponent = amount.normalize().as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
 def _currency(code: str) -> str:
@@ -63,7 +85,7 @@ def _currency(code: str) -> str:
 
 
 def _prices(prices: dict[str, str]) -> dict[str, str]:
-    normalized = {}
+    normalized: dict[str, str] = {}
     for currency, raw in prices.items():
         _currency(currency)
         amount = Decimal(raw)
@@ -81,14 +103,16 @@ class TierIn(RequestModel):
     unitPrice: DecimalString
 
 
-def _tiers(tiers: dict[str, list[TierIn]]) -> dict[str, list[dict[str, str | None]]]:
-    normalized = {}
+def _tiers(tiers: dict[str, list[TierIn]]) -> dict[str, list[TierIn]]:
+    """Each currency's tiers checked, and normalized: upTo without trailing zeros, prices at the
+    currency's minor units."""
+    normalized: dict[str, list[TierIn]] = {}
     for currency, steps in tiers.items():
         _currency(currency)
         if not steps:
             raise ValueError(f"{currency} tiers must not be empty")
         previous = Decimal(0)
-        rendered = []
+        rendered: list[TierIn] = []
         for index, tier in enumerate(steps):
             last = index == len(steps) - 1
             if (tier.upTo is None) != last:
@@ -103,9 +127,14 @@ def _tiers(tiers: dict[str, list[TierIn]]) -> dict[str, list[dict[str, str | Non
             if problem:
                 raise ValueError(problem)
             up_to_text = None if tier.upTo is None else format(Decimal(tier.upTo).normalize(), "f")
-            rendered.append({"upTo": up_to_text, "unitPrice": format_amount(currency, price)})
+            rendered.append(TierIn(upTo=up_to_text, unitPrice=format_amount(currency, price)))
         normalized[currency] = rendered
     return normalized
+
+
+def tier_values(tiers: dict[str, list[TierIn]]) -> dict[str, list[dict[str, str | None]]]:
+    """Checked tiers as the plain values the catalog stores."""
+    return {currency: [tier.model_dump() for tier in steps] for currency, steps in tiers.items()}
 
 
 _PRICES_DOC = "Currency code -> decimal string at the currency's minor units, e.g. {\"USD\": \"100.00\"}."
@@ -150,16 +179,16 @@ class ProductUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Nullable fields
     (shortName, tiers, cost) are cleared with null; an explicit null elsewhere is a 400."""
 
-    specId: SpecId = Field(default=None, description="Cannot change; accepted only when equal to the current one.")
-    name: Name = Field(default=None)
-    shortName: Name | None = None
-    active: bool = Field(default=None)
-    priceModel: PriceModel = Field(default=None, description="Leaving TIERED drops the tiers unless tiers are sent.")
-    priceFrequency: PriceFrequency = Field(default=None)
-    listPrices: Prices = Field(default=None, description="Replaces all list prices. " + _PRICES_DOC)
-    tiers: Tiers | None = None
-    locked: bool = Field(default=None)
-    cost: Prices | None = None
+    specId: SpecId | MISSING = unsent(description="Cannot change; accepted only when equal to the current one.")
+    name: Name | MISSING = UNSENT
+    shortName: Name | None | MISSING = UNSENT
+    active: bool | MISSING = UNSENT
+    priceModel: PriceModel | MISSING = unsent(description="Leaving TIERED drops the tiers unless tiers are sent.")
+    priceFrequency: PriceFrequency | MISSING = UNSENT
+    listPrices: Prices | MISSING = unsent(description="Replaces all list prices. " + _PRICES_DOC)
+    tiers: Tiers | None | MISSING = UNSENT
+    locked: bool | MISSING = UNSENT
+    cost: Prices | None | MISSING = UNSENT
 
 
 class TierOut(BaseModel):
@@ -189,6 +218,29 @@ class ProductList(ResponseModel):
     nextCursor: str | None
 
 
+def render_product(product: ProductView) -> dict[str, Any]:
+    """A product as the API shows it (``Product``), also the snapshot its events carry. The JSON
+    fields go out as stored, unparsed (``orjson.Fragment``): the list's hot path."""
+    rendered = {
+        "id": product.id,
+        "specId": product.spec_id,
+        "version": product.version,
+        "name": product.name,
+        "shortName": product.short_name,
+        "active": product.active,
+        "priceModel": product.price_model,
+        "priceFrequency": product.price_frequency,
+        "listPrices": Fragment(product.list_prices),
+        "tiers": Fragment(product.tiers),
+        "locked": product.locked,
+        "createdAt": product.created_at,
+        "updatedAt": product.updated_at,
+    }
+    if product.cost is not None:
+        rendered["cost"] = Fragment(product.cost)
+    return rendered
+
+
 # --- pricebooks -------------------------------------------------------------------------------------
 
 
@@ -209,11 +261,11 @@ class PricebookUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Lists are replaced
     as a whole."""
 
-    name: Name = Field(default=None)
-    currency: Currency = Field(default=None)
-    active: bool = Field(default=None)
-    assignedUserIds: list[UUID] = Field(default=None)
-    entries: list[PricebookEntryIn] = Field(default=None, description="Replaces all entries.")
+    name: Name | MISSING = UNSENT
+    currency: Currency | MISSING = UNSENT
+    active: bool | MISSING = UNSENT
+    assignedUserIds: list[UUID] | MISSING = UNSENT
+    entries: list[PricebookEntryIn] | MISSING = unsent(description="Replaces all entries.")
 
 
 class PricebookEntryOut(BaseModel):
@@ -236,3 +288,21 @@ class Pricebook(ResponseModel):
 class PricebookList(ResponseModel):
     pricebooks: list[Pricebook]
     nextCursor: str | None
+
+
+def render_pricebook(pricebook: PricebookView) -> dict[str, Any]:
+    """A pricebook version as the API shows it (``Pricebook``), also the snapshot its events carry."""
+    return {
+        "id": str(pricebook.id),
+        "version": pricebook.version,
+        "name": pricebook.name,
+        "currency": pricebook.currency,
+        "active": pricebook.active,
+        "assignedUserIds": [str(user_id) for user_id in pricebook.assigned_user_ids],
+        "entries": [
+            {"productId": str(product_id), "unitPrice": format_amount(pricebook.currency, price)}
+            for product_id, price in pricebook.entries.items()
+        ],
+        "createdAt": pricebook.created_at,
+        "updatedAt": pricebook.updated_at,
+    }

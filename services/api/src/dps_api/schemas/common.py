@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import MISSING, BaseModel, ConfigDict, Field, StringConstraints
+
+from dps_api.services.commands import NOT_SENT, NotSent
+
+T = TypeVar("T")
 
 DecimalString = Annotated[
     str,
@@ -16,6 +19,20 @@ CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(de
 # PostgreSQL text cannot hold NUL: the pattern refuses it with a 400 (and documents it)
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"^[^\x00]*$")]
 
+# The default of a partial update's fields: ``MISSING`` means "not sent" (an explicit null stays a
+# value, refused by non-nullable types). The document keeps showing ``"default": null``.
+UNSENT: Any = Field(default=MISSING, json_schema_extra={"default": None})
+
+
+def unsent(**kwargs: Any) -> Any:
+    """``UNSENT`` with more of ``Field``'s arguments (description, bounds)."""
+    return Field(default=MISSING, json_schema_extra={"default": None}, **kwargs)
+
+
+def patch(value: T | MISSING) -> T | NotSent:
+    """A request field as a command field: not sent -> ``NOT_SENT``."""
+    return NOT_SENT if value is MISSING else value
+
 
 class RequestModel(BaseModel):
     """Unknown fields are dropped silently (spec section 4); types are checked strictly."""
@@ -24,10 +41,7 @@ class RequestModel(BaseModel):
 
 
 class ResponseModel(BaseModel):
-    """Documentation of a response; responses themselves are rendered from rows to plain dicts."""
+    """Documentation of a response. Each resource renders its domain results to JSON with one
+    function beside its response models; a test per resource holds the two together."""
 
     model_config = ConfigDict(extra="allow")
-
-
-def to_decimal(value: str) -> Decimal:
-    return Decimal(value)

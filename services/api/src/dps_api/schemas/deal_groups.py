@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import MISSING, Field, StringConstraints
 
-from dps_api.schemas.common import Name, RequestModel, ResponseModel
+from dps_api.schemas.common import UNSENT, Name, RequestModel, ResponseModel
+
+if TYPE_CHECKING:
+    from dps_api.services.deal_groups import DealGroupView
 
 # Bounds that keep ``GET /deal-groups?opportunityId=`` a bounded lookup without paging.
 MAX_OPPORTUNITIES_PER_GROUP = 1000
@@ -37,9 +40,9 @@ class DealGroupCreate(RequestModel):
 class DealGroupUpdate(RequestModel):
     """Partial: only the fields sent change; ``opportunityIds`` replaces the whole membership."""
 
-    name: Name = Field(default=None)  # None means "not sent"; an explicit null is rejected
-    description: Description | None = None
-    opportunityIds: OpportunityIds = Field(default=None)
+    name: Name | MISSING = UNSENT  # an explicit null is refused
+    description: Description | None | MISSING = UNSENT
+    opportunityIds: OpportunityIds | MISSING = UNSENT
 
 
 class DealGroup(ResponseModel):
@@ -53,3 +56,15 @@ class DealGroup(ResponseModel):
 
 class DealGroupList(ResponseModel):
     dealGroups: list[DealGroup]
+
+
+def render_deal_group(group: DealGroupView) -> dict[str, Any]:
+    """A deal group as the API shows it (``DealGroup``), also the snapshot its events carry."""
+    return {
+        "id": str(group.id),
+        "name": group.name,
+        "description": group.description,
+        "opportunityIds": [str(i) for i in sorted(group.opportunity_ids)],
+        "createdAt": group.created_at.astimezone(UTC),
+        "updatedAt": group.updated_at.astimezone(UTC),
+    }

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from enum import StrEnum
-from typing import Annotated
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import MISSING, Field, StringConstraints
 
+from dps_api.domain.money import format_money
 from dps_api.schemas.common import (
+    UNSENT,
     CurrencyCode,
     DecimalString,
     Name,
     RequestModel,
     ResponseModel,
+    unsent,
 )
+from dps_api.services.opportunity_stage import OpportunityStage
 
+if TYPE_CHECKING:
+    from dps_api.services.opportunities import OpportunityView
 
-class OpportunityStage(StrEnum):
-    PROSPECTING = "PROSPECTING"
-    QUALIFICATION = "QUALIFICATION"
-    PROPOSAL = "PROPOSAL"
-    NEGOTIATION = "NEGOTIATION"
-    CLOSED_WON = "CLOSED_WON"
-    CLOSED_LOST = "CLOSED_LOST"
+__all__ = ["OpportunityStage"]
 
 
 CrmId = Annotated[
@@ -55,18 +54,17 @@ class OpportunityCreate(RequestModel):
 class OpportunityUpdate(RequestModel):
     """Partial: only the fields sent change. Nullable fields are cleared by sending null."""
 
-    # non-nullable fields default to None only to mean "not sent"; an explicit null is rejected
-    crmId: CrmId | None = None
-    name: Name = Field(default=None)
-    accountName: Name = Field(default=None)
-    ownerUserId: UUID = Field(default=None, description="A user of the organization.")
-    stage: OpportunityStage = Field(
-        default=None,
+    # an explicit null is refused for the non-nullable fields
+    crmId: CrmId | None | MISSING = UNSENT
+    name: Name | MISSING = UNSENT
+    accountName: Name | MISSING = UNSENT
+    ownerUserId: UUID | MISSING = unsent(description="A user of the organization.")
+    stage: OpportunityStage | MISSING = unsent(
         description=_STAGE_DOC + " Moving a CLOSED_WON opportunity to another stage needs an admin key.",
     )
-    amount: Amount | None = None
-    currency: CurrencyCode | None = None
-    closeDate: date | None = None
+    amount: Amount | None | MISSING = UNSENT
+    currency: CurrencyCode | None | MISSING = UNSENT
+    closeDate: date | None | MISSING = UNSENT
 
 
 class Opportunity(ResponseModel):
@@ -87,3 +85,26 @@ class Opportunity(ResponseModel):
 class OpportunityList(ResponseModel):
     opportunities: list[Opportunity]
     nextCursor: str | None
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    return moment.astimezone(UTC) if moment is not None else None
+
+
+def render_opportunity(opportunity: OpportunityView) -> dict[str, Any]:
+    """An opportunity as the API shows it (``Opportunity``), also the snapshot its events carry."""
+    amount, currency = opportunity.amount, opportunity.currency
+    return {
+        "id": str(opportunity.id),
+        "crmId": opportunity.crm_id,
+        "name": opportunity.name,
+        "accountName": opportunity.account_name,
+        "ownerUserId": str(opportunity.owner_user_id),
+        "stage": opportunity.stage,
+        "amount": None if amount is None or currency is None else format_money(amount, currency),
+        "currency": currency,
+        "closeDate": opportunity.close_date,
+        "closedWonAt": _utc(opportunity.closed_won_at),
+        "createdAt": _utc(opportunity.created_at),
+        "updatedAt": _utc(opportunity.updated_at),
+    }

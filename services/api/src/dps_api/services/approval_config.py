@@ -7,10 +7,10 @@ delete its rules first, so no rule silently changes step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-from decimal import Decimal
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
 from uuid import UUID
 
 from sqlalchemy import delete, select
@@ -30,60 +30,118 @@ from dps_api.db.models.approvals import (
 )
 from dps_api.db.models.identity import User
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
-from dps_api.schemas.approval_config import (
-    ApprovalGroupCreate,
-    ApprovalGroupUpdate,
-    ApprovalRuleCreate,
-    ApprovalRuleGroupCreate,
-    ApprovalRuleGroupUpdate,
-    ApprovalRuleUpdate,
-    ConditionBody,
-)
+from dps_api.schemas.approval_config import render_approval_group, render_approval_rule, render_approval_rule_group
+from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.outbox import record_event
 
+_Model = TypeVar("_Model", ApprovalGroup, ApprovalRule, ApprovalRuleGroup)
 
-def _utc(moment: datetime | None) -> datetime | None:
-    return moment.astimezone(UTC) if moment is not None else None
+
+@dataclass(frozen=True)
+class NewApprovalGroup:
+    name: str
+    member_user_ids: Sequence[UUID]
+    required_approvals: int
+
+
+@dataclass(frozen=True)
+class ApprovalGroupChanges:
+    """A partial update; ``member_user_ids`` replaces the whole membership."""
+
+    name: Patch[str] = NOT_SENT
+    member_user_ids: Patch[Sequence[UUID]] = NOT_SENT
+    required_approvals: Patch[int] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class NewApprovalRule:
+    name: str
+    condition: Condition  # as sent: checked by the service (``make_condition``)
+    approval_group_id: UUID
+    rule_group_id: UUID | None = None
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class ApprovalRuleChanges:
+    """A partial update; ``condition`` is replaced whole, ``rule_group_id`` None clears it."""
+
+    name: Patch[str] = NOT_SENT
+    condition: Patch[Condition] = NOT_SENT
+    approval_group_id: Patch[UUID] = NOT_SENT
+    rule_group_id: Patch[UUID | None] = NOT_SENT
+    active: Patch[bool] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class NewApprovalRuleGroup:
+    name: str
+    position: int
+
+
+@dataclass(frozen=True)
+class ApprovalRuleGroupChanges:
+    name: Patch[str] = NOT_SENT
+    position: Patch[int] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class ApprovalGroupView:
+    id: UUID
+    name: str
+    member_user_ids: list[UUID]  # sorted
+    required_approvals: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ApprovalRuleView:
+    id: UUID
+    name: str
+    condition: Condition
+    approval_group_id: UUID
+    rule_group_id: UUID | None
+    active: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ApprovalRuleGroupView:
+    id: UUID
+    name: str
+    position: int
+    rule_ids: list[UUID]  # sorted
+    created_at: datetime
+    updated_at: datetime
 
 
 def rule_condition(rule: ApprovalRule) -> Condition:
     return Condition(ConditionType(rule.condition_type), rule.threshold, rule.currency)
 
 
-def render_group(group: ApprovalGroup, member_ids: list[UUID]) -> dict[str, Any]:
-    """The API's rendering of an approval group, also the snapshot its events carry."""
-    return {
-        "id": str(group.id),
-        "name": group.name,
-        "memberUserIds": [str(m) for m in sorted(member_ids)],
-        "requiredApprovals": group.required_approvals,
-        "createdAt": _utc(group.created_at),
-        "updatedAt": _utc(group.updated_at),
-    }
+def _group_view(group: ApprovalGroup, member_ids: Collection[UUID]) -> ApprovalGroupView:
+    return ApprovalGroupView(
+        group.id, group.name, sorted(member_ids), group.required_approvals, group.created_at, group.updated_at
+    )
 
 
-def render_rule(rule: ApprovalRule) -> dict[str, Any]:
-    return {
-        "id": str(rule.id),
-        "name": rule.name,
-        "condition": rule_condition(rule).render(),
-        "approvalGroupId": str(rule.approval_group_id),
-        "ruleGroupId": str(rule.rule_group_id) if rule.rule_group_id else None,
-        "active": rule.active,
-        "createdAt": _utc(rule.created_at),
-        "updatedAt": _utc(rule.updated_at),
-    }
+def _rule_view(rule: ApprovalRule) -> ApprovalRuleView:
+    return ApprovalRuleView(
+        rule.id,
+        rule.name,
+        rule_condition(rule),
+        rule.approval_group_id,
+        rule.rule_group_id,
+        rule.active,
+        rule.created_at,
+        rule.updated_at,
+    )
 
 
-def render_rule_group(group: ApprovalRuleGroup, rule_ids: list[UUID]) -> dict[str, Any]:
-    return {
-        "id": str(group.id),
-        "name": group.name,
-        "position": group.position,
-        "ruleIds": [str(r) for r in sorted(rule_ids)],
-        "createdAt": _utc(group.created_at),
-        "updatedAt": _utc(group.updated_at),
-    }
+def _rule_group_view(group: ApprovalRuleGroup, rule_ids: Collection[UUID]) -> ApprovalRuleGroupView:
+    return ApprovalRuleGroupView(group.id, group.name, group.position, sorted(rule_ids), group.created_at, group.updated_at)
 
 
 def members_of(session: Session, group_ids: list[UUID]) -> dict[UUID, list[UUID]]:
@@ -100,11 +158,14 @@ def _rules_of(session: Session, rule_group_ids: list[UUID]) -> dict[UUID, list[U
     if rule_group_ids:
         stmt = select(ApprovalRule.rule_group_id, ApprovalRule.id).where(ApprovalRule.rule_group_id.in_(rule_group_ids))
         for group_id, rule_id in session.execute(stmt):
-            found[group_id].append(rule_id)
+            if group_id is not None:  # always: the query selects rules of these groups
+                found[group_id].append(rule_id)
     return found
 
 
-def _find(session: Session, model, organization_id: UUID, object_id: UUID, what: str, *, lock: bool = False):
+def _find(
+    session: Session, model: type[_Model], organization_id: UUID, object_id: UUID, what: str, *, lock: bool = False
+) -> _Model:
     stmt = select(model).where(model.id == object_id, model.organization_id == organization_id)
     row = session.scalar(stmt.with_for_update() if lock else stmt)
     if row is None:
@@ -112,7 +173,7 @@ def _find(session: Session, model, organization_id: UUID, object_id: UUID, what:
     return row
 
 
-def _check_members(session: Session, organization_id: UUID, member_ids: list[UUID], required: int) -> None:
+def _check_members(session: Session, organization_id: UUID, member_ids: Sequence[UUID], required: int) -> None:
     seen: set[UUID] = set()
     for i, user_id in enumerate(member_ids):
         if user_id in seen:
@@ -126,15 +187,21 @@ def _check_members(session: Session, organization_id: UUID, member_ids: list[UUI
         raise invalid_field("requiredApprovals", f"must be between 1 and the number of members ({len(member_ids)})")
 
 
-def _check_reference(session: Session, model, organization_id: UUID, object_id: UUID, field: str, what: str) -> None:
+def _check_reference(
+    session: Session,
+    model: type[ApprovalGroup] | type[ApprovalRuleGroup],
+    organization_id: UUID,
+    object_id: UUID,
+    field: str,
+    what: str,
+) -> None:
     found = session.scalar(select(model.id).where(model.id == object_id, model.organization_id == organization_id))
     if found is None:
         raise invalid_field(field, f"must be an {what} of the organization")
 
 
-def _condition(body: ConditionBody) -> Condition:
-    threshold = Decimal(body.threshold) if body.threshold is not None else None
-    return make_condition(body.type, threshold, body.currency)
+def _checked(condition: Condition) -> Condition:
+    return make_condition(condition.type, condition.threshold, condition.currency)
 
 
 class ApprovalConfigService:
@@ -144,117 +211,113 @@ class ApprovalConfigService:
 
     # --- approval groups ---------------------------------------------------------------------
 
-    def list_groups(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+    def list_groups(self, principal: Principal, page: PageRequest) -> list[ApprovalGroupView]:
         stmt = select(ApprovalGroup).where(ApprovalGroup.organization_id == principal.organization_id)
         with self._tx.read() as session:
             groups = list(session.scalars(keyset(stmt, [ApprovalGroup.id], page, convert=[UUID])))
             members = members_of(session, [g.id for g in groups])
-            return [render_group(g, members[g.id]) for g in groups]
+            return [_group_view(g, members[g.id]) for g in groups]
 
-    def get_group(self, principal: Principal, group_id: UUID) -> dict[str, Any]:
+    def get_group(self, principal: Principal, group_id: UUID) -> ApprovalGroupView:
         with self._tx.read() as session:
             group = _find(session, ApprovalGroup, principal.organization_id, group_id, "Approval group")
-            return render_group(group, members_of(session, [group.id])[group.id])
+            return _group_view(group, members_of(session, [group.id])[group.id])
 
-    def create_group(self, principal: Principal, body: ApprovalGroupCreate) -> dict[str, Any]:
+    def create_group(self, principal: Principal, command: NewApprovalGroup) -> ApprovalGroupView:
         org_id = principal.organization_id
         with self._tx() as session:
-            _check_members(session, org_id, body.memberUserIds, body.requiredApprovals)
+            _check_members(session, org_id, command.member_user_ids, command.required_approvals)
             now = self._now()
             group = ApprovalGroup(
                 organization_id=org_id,
-                name=body.name,
-                required_approvals=body.requiredApprovals,
+                name=command.name,
+                required_approvals=command.required_approvals,
                 created_at=now,
                 updated_at=now,
             )
             session.add(group)
             session.flush()
-            session.add_all(ApprovalGroupMember(approval_group_id=group.id, user_id=u) for u in body.memberUserIds)
-            view = render_group(group, body.memberUserIds)
-            record_event(session, "approval_group.created", org_id, view, now)
+            session.add_all(ApprovalGroupMember(approval_group_id=group.id, user_id=u) for u in command.member_user_ids)
+            view = _group_view(group, command.member_user_ids)
+            record_event(session, "approval_group.created", org_id, render_approval_group(view), now)
             return view
 
-    def update_group(self, principal: Principal, group_id: UUID, body: ApprovalGroupUpdate) -> dict[str, Any]:
+    def update_group(self, principal: Principal, group_id: UUID, command: ApprovalGroupChanges) -> ApprovalGroupView:
         org_id = principal.organization_id
-        sent = body.model_fields_set
         with self._tx() as session:
             group = _find(session, ApprovalGroup, org_id, group_id, "Approval group", lock=True)
             members = members_of(session, [group.id])[group.id]
-            new_members = body.memberUserIds if "memberUserIds" in sent else members
-            required = body.requiredApprovals if "requiredApprovals" in sent else group.required_approvals
-            name = body.name if "name" in sent else group.name
-            if "memberUserIds" in sent or "requiredApprovals" in sent:
+            new_members = members if command.member_user_ids is NOT_SENT else command.member_user_ids
+            required = group.required_approvals if command.required_approvals is NOT_SENT else command.required_approvals
+            name = group.name if command.name is NOT_SENT else command.name
+            if command.member_user_ids is not NOT_SENT or command.required_approvals is not NOT_SENT:
                 _check_members(session, org_id, new_members, required)
             if (name, required, set(new_members)) == (group.name, group.required_approvals, set(members)):
-                return render_group(group, members)  # nothing changed: no write, no event
+                return _group_view(group, members)  # nothing changed: no write, no event
             now = self._now()
             group.name, group.required_approvals, group.updated_at = name, required, now
             if set(new_members) != set(members):
                 session.execute(delete(ApprovalGroupMember).where(ApprovalGroupMember.approval_group_id == group.id))
                 session.add_all(ApprovalGroupMember(approval_group_id=group.id, user_id=u) for u in new_members)
             session.flush()
-            view = render_group(group, new_members)
-            record_event(session, "approval_group.updated", org_id, view, now)
+            view = _group_view(group, new_members)
+            record_event(session, "approval_group.updated", org_id, render_approval_group(view), now)
             return view
 
     # --- approval rules ----------------------------------------------------------------------
 
-    def list_rules(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+    def list_rules(self, principal: Principal, page: PageRequest) -> list[ApprovalRuleView]:
         stmt = select(ApprovalRule).where(ApprovalRule.organization_id == principal.organization_id)
         with self._tx.read() as session:
-            return [render_rule(r) for r in session.scalars(keyset(stmt, [ApprovalRule.id], page, convert=[UUID]))]
+            return [_rule_view(r) for r in session.scalars(keyset(stmt, [ApprovalRule.id], page, convert=[UUID]))]
 
-    def get_rule(self, principal: Principal, rule_id: UUID) -> dict[str, Any]:
+    def get_rule(self, principal: Principal, rule_id: UUID) -> ApprovalRuleView:
         with self._tx.read() as session:
-            return render_rule(_find(session, ApprovalRule, principal.organization_id, rule_id, "Approval rule"))
+            return _rule_view(_find(session, ApprovalRule, principal.organization_id, rule_id, "Approval rule"))
 
-    def create_rule(self, principal: Principal, body: ApprovalRuleCreate) -> dict[str, Any]:
+    def create_rule(self, principal: Principal, command: NewApprovalRule) -> ApprovalRuleView:
         org_id = principal.organization_id
-        condition = _condition(body.condition)
+        condition = _checked(command.condition)
         with self._tx() as session:
-            _check_reference(session, ApprovalGroup, org_id, body.approvalGroupId, "approvalGroupId", "approval group")
-            if body.ruleGroupId is not None:
+            _check_reference(
+                session, ApprovalGroup, org_id, command.approval_group_id, "approvalGroupId", "approval group"
+            )
+            if command.rule_group_id is not None:
                 _check_reference(
-                    session, ApprovalRuleGroup, org_id, body.ruleGroupId, "ruleGroupId", "approval rule group"
+                    session, ApprovalRuleGroup, org_id, command.rule_group_id, "ruleGroupId", "approval rule group"
                 )
             now = self._now()
             rule = ApprovalRule(
                 organization_id=org_id,
-                name=body.name,
+                name=command.name,
                 condition_type=condition.type.value,
                 threshold=condition.threshold,
                 currency=condition.currency,
-                approval_group_id=body.approvalGroupId,
-                rule_group_id=body.ruleGroupId,
-                active=body.active,
+                approval_group_id=command.approval_group_id,
+                rule_group_id=command.rule_group_id,
+                active=command.active,
                 created_at=now,
                 updated_at=now,
             )
             session.add(rule)
             session.flush()
-            view = render_rule(rule)
-            record_event(session, "approval_rule.created", org_id, view, now)
+            view = _rule_view(rule)
+            record_event(session, "approval_rule.created", org_id, render_approval_rule(view), now)
             return view
 
-    def update_rule(self, principal: Principal, rule_id: UUID, body: ApprovalRuleUpdate) -> dict[str, Any]:
+    def update_rule(self, principal: Principal, rule_id: UUID, command: ApprovalRuleChanges) -> ApprovalRuleView:
         org_id = principal.organization_id
-        sent = body.model_fields_set
-        changes: dict[str, Any] = {f: getattr(body, f) for f in ("name", "active") if f in sent}
-        if "condition" in sent:
-            condition = _condition(body.condition)
+        changes: dict[str, Any] = sent(command)
+        if command.condition is not NOT_SENT:
+            condition = _checked(changes.pop("condition"))
             changes.update(
                 condition_type=condition.type.value, threshold=condition.threshold, currency=condition.currency
             )
-        if "approvalGroupId" in sent:
-            changes["approval_group_id"] = body.approvalGroupId
-        if "ruleGroupId" in sent:
-            changes["rule_group_id"] = body.ruleGroupId
         with self._tx() as session:
             rule = _find(session, ApprovalRule, org_id, rule_id, "Approval rule", lock=True)
             changes = {column: value for column, value in changes.items() if getattr(rule, column) != value}
             if not changes:
-                return render_rule(rule)
+                return _rule_view(rule)
             if "approval_group_id" in changes:
                 _check_reference(
                     session, ApprovalGroup, org_id, changes["approval_group_id"], "approvalGroupId", "approval group"
@@ -268,61 +331,62 @@ class ApprovalConfigService:
                 setattr(rule, column, value)
             rule.updated_at = now
             session.flush()
-            view = render_rule(rule)
-            record_event(session, "approval_rule.updated", org_id, view, now)
+            view = _rule_view(rule)
+            record_event(session, "approval_rule.updated", org_id, render_approval_rule(view), now)
             return view
 
     def delete_rule(self, principal: Principal, rule_id: UUID) -> None:
         org_id = principal.organization_id
         with self._tx() as session:
             rule = _find(session, ApprovalRule, org_id, rule_id, "Approval rule", lock=True)
-            view = render_rule(rule)
+            snapshot = render_approval_rule(_rule_view(rule))
             session.delete(rule)
-            record_event(session, "approval_rule.deleted", org_id, view, self._now())
+            record_event(session, "approval_rule.deleted", org_id, snapshot, self._now())
 
     # --- approval rule groups ----------------------------------------------------------------
 
-    def list_rule_groups(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+    def list_rule_groups(self, principal: Principal, page: PageRequest) -> list[ApprovalRuleGroupView]:
         stmt = select(ApprovalRuleGroup).where(ApprovalRuleGroup.organization_id == principal.organization_id)
         with self._tx.read() as session:
             groups = list(session.scalars(keyset(stmt, [ApprovalRuleGroup.id], page, convert=[UUID])))
             rules = _rules_of(session, [g.id for g in groups])
-            return [render_rule_group(g, rules[g.id]) for g in groups]
+            return [_rule_group_view(g, rules[g.id]) for g in groups]
 
-    def get_rule_group(self, principal: Principal, group_id: UUID) -> dict[str, Any]:
+    def get_rule_group(self, principal: Principal, group_id: UUID) -> ApprovalRuleGroupView:
         with self._tx.read() as session:
             group = _find(session, ApprovalRuleGroup, principal.organization_id, group_id, "Approval rule group")
-            return render_rule_group(group, _rules_of(session, [group.id])[group.id])
+            return _rule_group_view(group, _rules_of(session, [group.id])[group.id])
 
-    def create_rule_group(self, principal: Principal, body: ApprovalRuleGroupCreate) -> dict[str, Any]:
+    def create_rule_group(self, principal: Principal, command: NewApprovalRuleGroup) -> ApprovalRuleGroupView:
         org_id = principal.organization_id
         with self._tx() as session:
             now = self._now()
             group = ApprovalRuleGroup(
-                organization_id=org_id, name=body.name, position=body.position, created_at=now, updated_at=now
+                organization_id=org_id, name=command.name, position=command.position, created_at=now, updated_at=now
             )
             session.add(group)
             session.flush()
-            view = render_rule_group(group, [])
-            record_event(session, "approval_rule_group.created", org_id, view, now)
+            view = _rule_group_view(group, [])
+            record_event(session, "approval_rule_group.created", org_id, render_approval_rule_group(view), now)
             return view
 
-    def update_rule_group(self, principal: Principal, group_id: UUID, body: ApprovalRuleGroupUpdate) -> dict[str, Any]:
+    def update_rule_group(
+        self, principal: Principal, group_id: UUID, command: ApprovalRuleGroupChanges
+    ) -> ApprovalRuleGroupView:
         org_id = principal.organization_id
         with self._tx() as session:
             group = _find(session, ApprovalRuleGroup, org_id, group_id, "Approval rule group", lock=True)
-            changes = {f: getattr(body, f) for f in ("name", "position") if f in body.model_fields_set}
-            changes = {f: v for f, v in changes.items() if getattr(group, f) != v}
+            changes = {f: v for f, v in sent(command).items() if getattr(group, f) != v}
             rule_ids = _rules_of(session, [group.id])[group.id]
             if not changes:
-                return render_rule_group(group, rule_ids)
+                return _rule_group_view(group, rule_ids)
             now = self._now()
             for column, value in changes.items():
                 setattr(group, column, value)
             group.updated_at = now
             session.flush()
-            view = render_rule_group(group, rule_ids)
-            record_event(session, "approval_rule_group.updated", org_id, view, now)
+            view = _rule_group_view(group, rule_ids)
+            record_event(session, "approval_rule_group.updated", org_id, render_approval_rule_group(view), now)
             return view
 
     def delete_rule_group(self, principal: Principal, group_id: UUID) -> None:
@@ -336,6 +400,6 @@ class ApprovalConfigService:
                     code="rule_group_in_use",
                     extra={"ruleIds": [str(r) for r in sorted(rule_ids)]},
                 )
-            view = render_rule_group(group, [])
+            snapshot = render_approval_rule_group(_rule_group_view(group, []))
             session.delete(group)
-            record_event(session, "approval_rule_group.deleted", org_id, view, self._now())
+            record_event(session, "approval_rule_group.deleted", org_id, snapshot, self._now())

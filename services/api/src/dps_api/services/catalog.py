@@ -2,27 +2,28 @@
 partial update that makes a new immutable version.
 
 Visibility: keys holding ``products:cost`` (admin) see inactive products and the ``cost`` field;
-every other key sees active products only, never cost. Reads select columns with Core and render
-rows straight into dicts, so the list is one indexed keyset query and little per-row work (a zip,
-JSON fields passed through unparsed). Cross-field rules and scope checks run before any write.
+every other key sees active products only, never cost. Reads select columns with Core into
+``ProductView`` tuples, so the list is one indexed keyset query and little per-row work (JSON
+fields passed through unparsed). Cross-field rules and scope checks run before any write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple, NewType
 from uuid import UUID
 
-from orjson import Fragment
-from sqlalchemy import Select, Text, bindparam, cast, select
-from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
+import orjson
+from sqlalchemy import ColumnElement, Select, Text, bindparam, cast, create_mock_engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
+from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.db import Transactions
 from dps_common.errors import (
     Conflict,
@@ -34,40 +35,98 @@ from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
 
 from dps_api.db.models.catalog import Product, ProductVersion
-from dps_api.schemas.catalog import ProductCreate, ProductUpdate
+from dps_api.schemas.catalog import render_product
+from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.outbox import record_event
 
-# response key -> attribute shared by Product and ProductVersion (``id`` is handled per table)
-_FIELDS = (
-    ("specId", "spec_id"),
-    ("version", "version"),
-    ("name", "name"),
-    ("shortName", "short_name"),
-    ("active", "active"),
-    ("priceModel", "price_model"),
-    ("priceFrequency", "price_frequency"),
-    ("listPrices", "list_prices"),
-    ("tiers", "tiers"),
-    ("locked", "locked"),
-    ("createdAt", "created_at"),
-    ("updatedAt", "updated_at"),
+Prices = dict[str, str]  # ISO 4217 code -> amount at the currency's minor units, e.g. {"USD": "100.00"}
+# TIERED: per currency, [{"upTo": "10", "unitPrice": "9.00"}, ..., {"upTo": None, "unitPrice": "8.00"}]
+Tiers = dict[str, list[dict[str, str | None]]]
+# A JSON document as PostgreSQL stored it (validated when written), rendered without parsing:
+# parsing the list's prices only to serialise them again was most of its cost.
+JsonText = NewType("JsonText", str)
+
+
+@dataclass(frozen=True)
+class NewProduct:
+    spec_id: str
+    name: str
+    price_model: PriceModel
+    short_name: str | None = None
+    active: bool = True
+    price_frequency: PriceFrequency | None = None  # None: the price model's default
+    list_prices: Prices | None = None
+    tiers: Tiers | None = None
+    locked: bool = False
+    cost: Prices | None = None
+
+
+@dataclass(frozen=True)
+class ProductChanges:
+    """A partial update; ``None`` clears short_name, tiers and cost."""
+
+    spec_id: Patch[str] = NOT_SENT  # accepted only when equal to the current one
+    name: Patch[str] = NOT_SENT
+    short_name: Patch[str | None] = NOT_SENT
+    active: Patch[bool] = NOT_SENT
+    price_model: Patch[PriceModel] = NOT_SENT
+    price_frequency: Patch[PriceFrequency] = NOT_SENT
+    list_prices: Patch[Prices] = NOT_SENT
+    tiers: Patch[Tiers | None] = NOT_SENT
+    locked: Patch[bool] = NOT_SENT
+    cost: Patch[Prices | None] = NOT_SENT
+
+
+class ProductView(NamedTuple):
+    """A product version as read. A named tuple: the list builds one per row on its hot path."""
+
+    id: UUID
+    spec_id: str
+    version: int
+    name: str
+    short_name: str | None
+    active: bool
+    price_model: PriceModel
+    price_frequency: PriceFrequency
+    list_prices: JsonText
+    tiers: JsonText
+    locked: bool
+    created_at: datetime
+    updated_at: datetime
+    cost: JsonText | None  # None: not shown to this principal
+
+
+# the columns of ``ProductView`` after ``id``, in order, shared by Product and ProductVersion
+_COLUMNS = (
+    "spec_id",
+    "version",
+    "name",
+    "short_name",
+    "active",
+    "price_model",
+    "price_frequency",
+    "list_prices",
+    "tiers",
+    "locked",
+    "created_at",
+    "updated_at",
 )
-_KEYS = ("id",) + tuple(key for key, _ in _FIELDS)
-_KEYS_WITH_COST = _KEYS + ("cost",)
-_JSON_ATTRS = frozenset({"list_prices", "tiers", "cost"})
-# request field -> attribute, for partial updates
-_UPDATABLE = {
-    "name": "name",
-    "shortName": "short_name",
-    "active": "active",
-    "priceModel": "price_model",
-    "priceFrequency": "price_frequency",
-    "listPrices": "list_prices",
-    "tiers": "tiers",
-    "locked": "locked",
-    "cost": "cost",
-}
-_SNAPSHOT = ("organization_id", "spec_id") + tuple(_UPDATABLE.values()) + ("created_at",)
+_JSON_COLUMNS = frozenset({"list_prices", "tiers", "cost"})
+_PRICE_MODELS = {model.value: model for model in PriceModel}  # a dict lookup: cheaper than PriceModel(value)
+_PRICE_FREQUENCIES = {frequency.value: frequency for frequency in PriceFrequency}
+# attributes a command may change, and the ones a version consists of
+_UPDATABLE = (
+    "name",
+    "short_name",
+    "active",
+    "price_model",
+    "price_frequency",
+    "list_prices",
+    "tiers",
+    "locked",
+    "cost",
+)
+_SNAPSHOT = ("organization_id", "spec_id") + _UPDATABLE + ("created_at",)
 
 
 def sees_everything(principal: Principal) -> bool:
@@ -75,21 +134,38 @@ def sees_everything(principal: Principal) -> bool:
     return principal.has(Scope.PRODUCTS_COST)
 
 
-def _select(table: type[Product] | type[ProductVersion], with_cost: bool) -> Select:
-    """The rendered columns; JSONB ones come back as their JSON text (see ``_rows``)."""
-    id_column = table.id if table is Product else table.product_id
-    attrs = [attr for _, attr in _FIELDS] + (["cost"] if with_cost else [])
-    columns = [cast(getattr(table, a), Text) if a in _JSON_ATTRS else getattr(table, a) for a in attrs]
+def _select(table: type[Product] | type[ProductVersion], with_cost: bool) -> Select[Any]:
+    """The columns of ``ProductView``; JSONB ones come back as their JSON text (see ``_views``)."""
+    id_column = Product.id if table is Product else ProductVersion.product_id
+    attrs = _COLUMNS + (("cost",) if with_cost else ())
+    columns: list[ColumnElement[Any]] = [
+        cast(getattr(table, a), Text) if a in _JSON_COLUMNS else getattr(table, a) for a in attrs
+    ]
     return select(id_column, *columns)
 
 
-def render(entity: Product, *, with_cost: bool) -> dict[str, Any]:
-    """The API rendering of an ORM product (after a write); reads render rows with ``_rows``."""
-    # str(): new ids are uuid6.UUID, a subclass orjson does not serialise (rows read back are uuid.UUID)
-    product = {"id": str(entity.id), **{key: getattr(entity, attr) for key, attr in _FIELDS}}
-    if with_cost:
-        product["cost"] = entity.cost
-    return product
+def _view(product: Product) -> ProductView:
+    """The view of an ORM product after a write (with cost: only keys that may write see writes)."""
+    return ProductView(
+        product.id,
+        product.spec_id,
+        product.version,
+        product.name,
+        product.short_name,
+        product.active,
+        PriceModel(product.price_model),
+        PriceFrequency(product.price_frequency),
+        _json(product.list_prices),
+        _json(product.tiers),
+        product.locked,
+        product.created_at,
+        product.updated_at,
+        _json(product.cost),
+    )
+
+
+def _json(value: Mapping[str, Any]) -> JsonText:
+    return JsonText(orjson.dumps(value).decode())
 
 
 @lru_cache(maxsize=None)
@@ -103,49 +179,47 @@ def _list_sql(everything: bool, active: bool | None, resumes: bool) -> str:
         stmt = stmt.where(Product.active.is_(active))
     if resumes:
         stmt = stmt.where(Product.id > bindparam("after"))
-    return str(stmt.order_by(Product.id).limit(bindparam("limit")).compile(dialect=psycopg_dialect()))
+    dialect = create_mock_engine("postgresql+psycopg://", executor=None).dialect
+    return str(stmt.order_by(Product.id).limit(bindparam("limit")).compile(dialect=dialect))
 
 
-def _rows(rows: Iterable[Sequence[Any]], with_cost: bool) -> list[dict[str, Any]]:
-    """Rows of ``_select``'s columns zipped into response dicts. The JSONB fields arrive as the text
-    PostgreSQL stored and go out as ``orjson.Fragment``: parsing them into dicts only to serialise
-    them again was most of the list's cost."""
-    keys = _KEYS_WITH_COST if with_cost else _KEYS
-    products = []
-    for row in rows:
-        product = dict(zip(keys, row))
-        product["listPrices"] = Fragment(product["listPrices"])
-        product["tiers"] = Fragment(product["tiers"])
-        if with_cost:
-            product["cost"] = Fragment(product["cost"])
-        products.append(product)
-    return products
+def _views(rows: Iterable[Sequence[Any]], with_cost: bool) -> list[ProductView]:
+    """Rows of ``_select``'s columns as views, the JSONB columns as text."""
+    models, frequencies = _PRICE_MODELS, _PRICE_FREQUENCIES
+    return [
+        ProductView(
+            r[0], r[1], r[2], r[3], r[4], r[5], models[r[6]], frequencies[r[7]], r[8], r[9], r[10], r[11], r[12],
+            r[13] if with_cost else None,
+        )
+        for r in rows
+    ]
 
 
 def missing_scope(principal: Principal, scope: Scope, action: str) -> MissingScope:
     return MissingScope(principal.role, scope, action)
 
 
-def check_product(state: dict[str, Any]) -> None:
+def check_product(state: Mapping[str, Any]) -> None:
     """Rules across fields, on the product as it would be saved (``state``: attribute -> value)."""
     model, frequency, tiers = state["price_model"], state["price_frequency"], state["tiers"]
+    one_time_model, one_time = model == PriceModel.ONE_TIME_FEE, frequency == PriceFrequency.ONE_TIME
     errors = []
-    if model == "ONE_TIME_FEE" and frequency != "ONE_TIME":
+    if one_time_model and not one_time:
         errors.append(("priceFrequency", "ONE_TIME_FEE products use the ONE_TIME price frequency"))
-    if model != "ONE_TIME_FEE" and frequency == "ONE_TIME":
+    if one_time and not one_time_model:
         errors.append(("priceFrequency", "only ONE_TIME_FEE products use the ONE_TIME price frequency"))
-    if model != "TIERED" and tiers:
+    if model != PriceModel.TIERED and tiers:
         errors.append(("tiers", "only TIERED products have tiers"))
-    if model == "TIERED" and not tiers:
+    if model == PriceModel.TIERED and not tiers:
         errors.append(("tiers", "TIERED products need tiers"))
-    if model == "TIERED" and tiers and set(tiers) != set(state["list_prices"]):
+    if model == PriceModel.TIERED and tiers and set(tiers) != set(state["list_prices"]):
         errors.append(("tiers", "tiers must give exactly the currencies of listPrices"))
     if errors:
         raise invalid_fields(errors)
 
 
-def default_frequency(price_model: str) -> str:
-    return "ONE_TIME" if price_model == "ONE_TIME_FEE" else "MONTHLY"
+def default_frequency(price_model: PriceModel) -> PriceFrequency:
+    return PriceFrequency.ONE_TIME if price_model == PriceModel.ONE_TIME_FEE else PriceFrequency.MONTHLY
 
 
 class CatalogService:
@@ -153,18 +227,18 @@ class CatalogService:
         self._tx = tx
         self._now = now
 
-    def list_products(self, principal: Principal, page: PageRequest, active: bool | None) -> list[dict[str, Any]]:
+    def list_products(self, principal: Principal, page: PageRequest, active: bool | None) -> list[ProductView]:
         """``limit + 1`` products after the page's position, id ascending."""
         everything = sees_everything(principal)
         after = resume_after(page, [UUID])
-        params = {"organization_id": principal.organization_id, "limit": page.limit + 1}
+        params: dict[str, Any] = {"organization_id": principal.organization_id, "limit": page.limit + 1}
         if after is not None:
             params["after"] = after[0]
         with self._tx.read_cursor() as cursor:
             cursor.execute(_list_sql(everything, active, after is not None), params)
-            return _rows(cursor.fetchall(), everything)
+            return _views(cursor.fetchall(), everything)
 
-    def get_product(self, principal: Principal, product_id: UUID) -> dict[str, Any]:
+    def get_product(self, principal: Principal, product_id: UUID) -> ProductView:
         everything = sees_everything(principal)
         stmt = _select(Product, everything).where(
             Product.id == product_id, Product.organization_id == principal.organization_id
@@ -172,12 +246,12 @@ class CatalogService:
         if not everything:
             stmt = stmt.where(Product.active.is_(True))
         with self._tx.read() as session:
-            rows = _rows(session.execute(stmt), everything)
-        if not rows:
+            views = _views(session.execute(stmt), everything)
+        if not views:
             raise not_found("Product")
-        return rows[0]
+        return views[0]
 
-    def get_product_version(self, principal: Principal, product_id: UUID, version: int) -> dict[str, Any]:
+    def get_product_version(self, principal: Principal, product_id: UUID, version: int) -> ProductView:
         """A pinned version. Non-admin keys see it only while the product and that version are active."""
         everything = sees_everything(principal)
         stmt = _select(ProductVersion, everything).where(
@@ -189,55 +263,54 @@ class CatalogService:
             current_active = select(Product.active).where(Product.id == ProductVersion.product_id).scalar_subquery()
             stmt = stmt.where(ProductVersion.active.is_(True), current_active.is_(True))
         with self._tx.read() as session:
-            rows = _rows(session.execute(stmt), everything)
-        if not rows:
+            views = _views(session.execute(stmt), everything)
+        if not views:
             raise not_found("Product version")
-        return rows[0]
+        return views[0]
 
-    def create_product(self, principal: Principal, body: ProductCreate) -> dict[str, Any]:
-        if body.locked and not principal.has(Scope.LOCKED_PRICES_WRITE):
+    def create_product(self, principal: Principal, command: NewProduct) -> ProductView:
+        if command.locked and not principal.has(Scope.LOCKED_PRICES_WRITE):
             raise missing_scope(principal, Scope.LOCKED_PRICES_WRITE, "Creating a locked product")
-        if body.cost is not None and not principal.has(Scope.PRODUCTS_COST):
+        if command.cost is not None and not principal.has(Scope.PRODUCTS_COST):
             raise missing_scope(principal, Scope.PRODUCTS_COST, "Setting cost data")
         now = self._now()
         state = {
             "organization_id": principal.organization_id,
-            "spec_id": body.specId,
-            "name": body.name,
-            "short_name": body.shortName,
-            "active": body.active,
-            "price_model": body.priceModel,
-            "price_frequency": body.priceFrequency or default_frequency(body.priceModel),
-            "list_prices": body.listPrices,
-            "tiers": body.tiers or {},
-            "locked": body.locked,
-            "cost": body.cost or {},
+            "spec_id": command.spec_id,
+            "name": command.name,
+            "short_name": command.short_name,
+            "active": command.active,
+            "price_model": command.price_model,
+            "price_frequency": command.price_frequency or default_frequency(command.price_model),
+            "list_prices": command.list_prices or {},
+            "tiers": command.tiers or {},
+            "locked": command.locked,
+            "cost": command.cost or {},
             "created_at": now,
         }
         check_product(state)
         with self._tx() as session:
             taken = session.scalar(
                 select(Product.id).where(
-                    Product.organization_id == principal.organization_id, Product.spec_id == body.specId
+                    Product.organization_id == principal.organization_id, Product.spec_id == command.spec_id
                 )
             )
             if taken is not None:
-                raise _spec_id_taken(body.specId)
+                raise _spec_id_taken(command.spec_id)
             product = Product(**state, version=1, updated_at=now)
             session.add(product)
             try:
                 session.flush()
             except IntegrityError:  # a concurrent create won the race for this specId
-                raise _spec_id_taken(body.specId) from None
+                raise _spec_id_taken(command.spec_id) from None
             self._save_version(session, product)
-            snapshot = render(product, with_cost=True)
-            record_event(session, "product.created", principal.organization_id, snapshot, now)
-        return snapshot
+            view = _view(product)
+            record_event(session, "product.created", principal.organization_id, render_product(view), now)
+        return view
 
-    def update_product(self, principal: Principal, product_id: UUID, body: ProductUpdate) -> dict[str, Any]:
-        """Any change makes version + 1 (and a ``product.updated`` event); a PATCH that changes
+    def update_product(self, principal: Principal, product_id: UUID, command: ProductChanges) -> ProductView:
+        """Any change makes version + 1 (and a ``product.updated`` event); a command that changes
         nothing returns the product as it is, without a new version."""
-        sent = body.model_fields_set
         with self._tx() as session:
             product = session.scalar(
                 select(Product)
@@ -246,13 +319,13 @@ class CatalogService:
             )
             if product is None:
                 raise not_found("Product")
-            if "specId" in sent and body.specId != product.spec_id:
+            if command.spec_id is not NOT_SENT and command.spec_id != product.spec_id:
                 raise invalid_fields([("specId", "cannot be changed; it identifies the product across versions")])
-            changes = self._changes(product, body, sent)
+            changes = self._changes(product, command)
             self._check_scopes(principal, product, changes)
             check_product({attr: changes.get(attr, getattr(product, attr)) for attr in _SNAPSHOT})
             if not changes:
-                return render(product, with_cost=True)
+                return _view(product)
             now = self._now()
             for attr, value in changes.items():
                 setattr(product, attr, value)
@@ -260,29 +333,28 @@ class CatalogService:
             product.updated_at = now
             session.flush()
             self._save_version(session, product)
-            snapshot = render(product, with_cost=True)
-            record_event(session, "product.updated", principal.organization_id, snapshot, now)
-        return snapshot
+            view = _view(product)
+            record_event(session, "product.updated", principal.organization_id, render_product(view), now)
+        return view
 
     @staticmethod
-    def _changes(product: Product, body: ProductUpdate, sent: set[str]) -> dict[str, Any]:
+    def _changes(product: Product, command: ProductChanges) -> dict[str, Any]:
         """attribute -> new value, for the sent fields that differ, with the values a new price
         model implies (tiers dropped when leaving TIERED, the frequency it needs) unless sent."""
+        fields = sent(command)
+        fields.pop("spec_id", None)
         changes = {}
-        for field, attr in _UPDATABLE.items():
-            if field not in sent:
-                continue
-            value = getattr(body, field)
+        for attr, value in fields.items():
             if value is None and attr in ("tiers", "cost"):
                 value = {}
             if value != getattr(product, attr):
                 changes[attr] = value
         model = changes.get("price_model")
         if model is not None:
-            if model != "TIERED" and "tiers" not in sent:
+            if model != PriceModel.TIERED and "tiers" not in fields:
                 changes["tiers"] = {}
-            frequency_ok = (product.price_frequency == "ONE_TIME") == (model == "ONE_TIME_FEE")
-            if "priceFrequency" not in sent and not frequency_ok:
+            frequency_ok = (product.price_frequency == PriceFrequency.ONE_TIME) == (model == PriceModel.ONE_TIME_FEE)
+            if "price_frequency" not in fields and not frequency_ok:
                 changes["price_frequency"] = default_frequency(model)
         return {attr: value for attr, value in changes.items() if value != getattr(product, attr)}
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
+from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
 
 from dps_api.db.models.catalog import (
@@ -34,8 +35,8 @@ class PricedProduct:
     version: int
     name: str
     short_name: str | None
-    price_model: str  # FLAT | PER_UNIT | TIERED | RAMPED | HOURLY | ONE_TIME_FEE
-    price_frequency: str  # MONTHLY | QUARTERLY | SEMI_ANNUAL | ANNUAL | ONE_TIME
+    price_model: PriceModel
+    price_frequency: PriceFrequency
     locked: bool
     # in `currency`: the pinned pricebook's entry if it has one, else the product's list price
     list_unit_price: Decimal
@@ -114,9 +115,9 @@ def price_product(
     ValidationFailed(code="no_price_in_currency") when neither a pricebook entry nor a list price
     exists in ``currency``.
     """
-    if version is None:
-        table, key = Product, [Product.id == product_id]
-    else:
+    table: type[Product] | type[ProductVersion] = Product
+    key = [Product.id == product_id]
+    if version is not None:
         table, key = ProductVersion, [ProductVersion.product_id == product_id, ProductVersion.version == version]
     row = session.execute(
         select(
@@ -160,8 +161,8 @@ def price_product(
         version=row.version,
         name=row.name,
         short_name=row.short_name,
-        price_model=row.price_model,
-        price_frequency=row.price_frequency,
+        price_model=PriceModel(row.price_model),
+        price_frequency=PriceFrequency(row.price_frequency),
         locked=row.locked,
         list_unit_price=unit_price,
         tiers=tiers,

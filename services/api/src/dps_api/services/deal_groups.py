@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from sqlalchemy import delete, func, insert, select
@@ -16,25 +16,42 @@ from dps_common.db import Transactions
 from dps_common.errors import Conflict, invalid_field, not_found
 
 from dps_api.db.models.opportunities import DealGroup, DealGroupMember, Opportunity
-from dps_api.schemas.deal_groups import (
-    MAX_GROUPS_PER_OPPORTUNITY,
-    DealGroupCreate,
-    DealGroupUpdate,
-)
+from dps_api.schemas.deal_groups import MAX_GROUPS_PER_OPPORTUNITY, render_deal_group
+from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.opportunities import find_opportunity
 from dps_api.services.outbox import record_event
 
 
-def render_deal_group(group: DealGroup, opportunity_ids: list[UUID]) -> dict[str, Any]:
-    """The API's rendering of a deal group, also the snapshot its events carry."""
-    return {
-        "id": str(group.id),
-        "name": group.name,
-        "description": group.description,
-        "opportunityIds": [str(i) for i in sorted(opportunity_ids)],
-        "createdAt": group.created_at.astimezone(UTC),
-        "updatedAt": group.updated_at.astimezone(UTC),
-    }
+@dataclass(frozen=True)
+class NewDealGroup:
+    name: str
+    description: str | None = None
+    opportunity_ids: Sequence[UUID] = ()
+
+
+@dataclass(frozen=True)
+class DealGroupChanges:
+    """A partial update; ``opportunity_ids`` replaces the whole membership."""
+
+    name: Patch[str] = NOT_SENT
+    description: Patch[str | None] = NOT_SENT
+    opportunity_ids: Patch[Sequence[UUID]] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class DealGroupView:
+    id: UUID
+    name: str
+    description: str | None
+    opportunity_ids: list[UUID]  # sorted
+    created_at: datetime
+    updated_at: datetime
+
+
+def _view(group: DealGroup, opportunity_ids: Collection[UUID]) -> DealGroupView:
+    return DealGroupView(
+        group.id, group.name, group.description, sorted(opportunity_ids), group.created_at, group.updated_at
+    )
 
 
 def _members_of(session: Session, group_ids: list[UUID]) -> dict[UUID, list[UUID]]:
@@ -58,7 +75,7 @@ def _find_group(session: Session, organization_id: UUID, group_id: UUID, *, lock
     return group
 
 
-def _check_opportunities(session: Session, organization_id: UUID, wanted: list[UUID]) -> None:
+def _check_opportunities(session: Session, organization_id: UUID, wanted: Sequence[UUID]) -> None:
     """Every id must be a distinct opportunity of the organization. The rows are locked so two
     concurrent writers cannot both pass the per-opportunity group cap."""
     if len(set(wanted)) != len(wanted):
@@ -109,7 +126,7 @@ class DealGroupService:
         self._tx = tx
         self._now = now
 
-    def groups_of(self, principal: Principal, opportunity_id: UUID) -> list[dict[str, Any]]:
+    def groups_of(self, principal: Principal, opportunity_id: UUID) -> list[DealGroupView]:
         """The deal groups an opportunity belongs to: at most MAX_GROUPS_PER_OPPORTUNITY, so unpaged."""
         org_id = principal.organization_id
         with self._tx.read() as session:
@@ -123,43 +140,46 @@ class DealGroupService:
                 )
             )
             members = _members_of(session, [g.id for g in groups])
-            return [render_deal_group(g, members[g.id]) for g in groups]
+            return [_view(g, members[g.id]) for g in groups]
 
-    def get(self, principal: Principal, group_id: UUID) -> dict[str, Any]:
+    def get(self, principal: Principal, group_id: UUID) -> DealGroupView:
         with self._tx.read() as session:
             group = _find_group(session, principal.organization_id, group_id)
-            return render_deal_group(group, _members_of(session, [group.id])[group.id])
+            return _view(group, _members_of(session, [group.id])[group.id])
 
-    def create(self, principal: Principal, body: DealGroupCreate) -> dict[str, Any]:
+    def create(self, principal: Principal, command: NewDealGroup) -> DealGroupView:
         org_id = principal.organization_id
         with self._tx() as session:
-            _check_opportunities(session, org_id, body.opportunityIds)
-            _check_group_cap(session, set(body.opportunityIds))
+            _check_opportunities(session, org_id, command.opportunity_ids)
+            _check_group_cap(session, set(command.opportunity_ids))
             now = self._now()
             group = DealGroup(
-                organization_id=org_id, name=body.name, description=body.description, created_at=now, updated_at=now
+                organization_id=org_id,
+                name=command.name,
+                description=command.description,
+                created_at=now,
+                updated_at=now,
             )
             session.add(group)
             session.flush()
-            _add_members(session, group.id, set(body.opportunityIds))
-            view = render_deal_group(group, body.opportunityIds)
-            record_event(session, "deal_group.created", org_id, view, now)
+            _add_members(session, group.id, set(command.opportunity_ids))
+            view = _view(group, command.opportunity_ids)
+            record_event(session, "deal_group.created", org_id, render_deal_group(view), now)
             return view
 
-    def update(self, principal: Principal, group_id: UUID, body: DealGroupUpdate) -> dict[str, Any]:
+    def update(self, principal: Principal, group_id: UUID, command: DealGroupChanges) -> DealGroupView:
         org_id = principal.organization_id
-        sent = body.model_fields_set
+        fields = sent(command)
         with self._tx() as session:
             group = _find_group(session, org_id, group_id, lock=True)
             current = set(_members_of(session, [group.id])[group.id])
             wanted = current
-            if "opportunityIds" in sent:
-                _check_opportunities(session, org_id, body.opportunityIds)
-                wanted = set(body.opportunityIds)
-            fields = {f: getattr(body, f) for f in ("name", "description") if f in sent}
-            changed = {f: v for f, v in fields.items() if getattr(group, f) != v}
+            if command.opportunity_ids is not NOT_SENT:
+                _check_opportunities(session, org_id, command.opportunity_ids)
+                wanted = set(command.opportunity_ids)
+            changed = {f: fields[f] for f in ("name", "description") if f in fields and getattr(group, f) != fields[f]}
             if not changed and wanted == current:
-                return render_deal_group(group, list(current))  # nothing changed: no write, no event
+                return _view(group, current)  # nothing changed: no write, no event
             _check_group_cap(session, wanted - current)
             if current - wanted:
                 session.execute(
@@ -174,6 +194,6 @@ class DealGroupService:
                 setattr(group, field, value)
             group.updated_at = now
             session.flush()
-            view = render_deal_group(group, list(wanted))
-            record_event(session, "deal_group.updated", org_id, view, now)
+            view = _view(group, wanted)
+            record_event(session, "deal_group.updated", org_id, render_deal_group(view), now)
             return view

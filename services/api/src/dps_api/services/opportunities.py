@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -28,28 +28,55 @@ from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.domain.money import (
     currency_exponent,
-    format_money,
     is_supported_currency,
     round_money,
 )
-from dps_api.schemas.opportunities import (
-    OpportunityCreate,
-    OpportunityStage,
-    OpportunityUpdate,
-)
+from dps_api.schemas.opportunities import render_opportunity
+from dps_api.services.commands import NOT_SENT, Patch, sent
+from dps_api.services.opportunity_stage import OpportunityStage
 from dps_api.services.outbox import record_event
 
-# request field -> column, for partial updates
-_UPDATABLE = {
-    "crmId": "crm_id",
-    "name": "name",
-    "accountName": "account_name",
-    "ownerUserId": "owner_user_id",
-    "stage": "stage",
-    "amount": "amount",
-    "currency": "currency",
-    "closeDate": "close_date",
-}
+
+@dataclass(frozen=True)
+class NewOpportunity:
+    name: str
+    account_name: str
+    crm_id: str | None = None
+    owner_user_id: UUID | None = None  # None: the key's user
+    stage: OpportunityStage = OpportunityStage.PROSPECTING
+    amount: Decimal | None = None
+    currency: str | None = None
+    close_date: date | None = None
+
+
+@dataclass(frozen=True)
+class OpportunityChanges:
+    """A partial update; ``None`` clears the nullable fields."""
+
+    crm_id: Patch[str | None] = NOT_SENT
+    name: Patch[str] = NOT_SENT
+    account_name: Patch[str] = NOT_SENT
+    owner_user_id: Patch[UUID] = NOT_SENT
+    stage: Patch[OpportunityStage] = NOT_SENT
+    amount: Patch[Decimal | None] = NOT_SENT
+    currency: Patch[str | None] = NOT_SENT
+    close_date: Patch[date | None] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class OpportunityView:
+    id: UUID
+    crm_id: str | None
+    name: str
+    account_name: str
+    owner_user_id: UUID
+    stage: OpportunityStage
+    amount: Decimal | None
+    currency: str | None
+    close_date: date | None
+    closed_won_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -73,40 +100,26 @@ def check_amount(amount: Decimal | None, currency: str | None) -> None:
         raise invalid_field("amount", f"has more decimals than {currency} allows ({currency_exponent(currency)})")
 
 
-def parse_amount(raw: str | None) -> Decimal | None:
-    """A request's decimal string; "-0" becomes 0 so the response matches what is stored."""
-    if raw is None:
-        return None
-    amount = Decimal(raw)
-    return abs(amount) if amount.is_zero() else amount
+def _unsigned_zero(amount: Decimal | None) -> Decimal | None:
+    """"-0" becomes 0, so the response matches what is stored."""
+    return abs(amount) if amount is not None and amount.is_zero() else amount
 
 
-def format_amount(amount: Decimal | None, currency: str | None) -> str | None:
-    if amount is None or currency is None:
-        return None
-    return format_money(amount, currency)
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    return moment.astimezone(UTC) if moment is not None else None
-
-
-def render_opportunity(opp: Opportunity) -> dict[str, Any]:
-    """The API's rendering of an opportunity, also the snapshot its events carry."""
-    return {
-        "id": str(opp.id),
-        "crmId": opp.crm_id,
-        "name": opp.name,
-        "accountName": opp.account_name,
-        "ownerUserId": str(opp.owner_user_id),
-        "stage": opp.stage,
-        "amount": format_amount(opp.amount, opp.currency),
-        "currency": opp.currency,
-        "closeDate": opp.close_date,
-        "closedWonAt": _utc(opp.closed_won_at),
-        "createdAt": _utc(opp.created_at),
-        "updatedAt": _utc(opp.updated_at),
-    }
+def _view(opp: Opportunity) -> OpportunityView:
+    return OpportunityView(
+        id=opp.id,
+        crm_id=opp.crm_id,
+        name=opp.name,
+        account_name=opp.account_name,
+        owner_user_id=opp.owner_user_id,
+        stage=OpportunityStage(opp.stage),
+        amount=opp.amount,
+        currency=opp.currency,
+        close_date=opp.close_date,
+        closed_won_at=opp.closed_won_at,
+        created_at=opp.created_at,
+        updated_at=opp.updated_at,
+    )
 
 
 def find_opportunity(
@@ -144,7 +157,7 @@ class OpportunityService:
         self._tx = tx
         self._now = now
 
-    def list(self, principal: Principal, filters: OpportunityFilters, page: PageRequest) -> list[dict[str, Any]]:
+    def list(self, principal: Principal, filters: OpportunityFilters, page: PageRequest) -> list[OpportunityView]:
         stmt = select(Opportunity).where(Opportunity.organization_id == principal.organization_id)
         if filters.stage is not None:
             stmt = stmt.where(Opportunity.stage == filters.stage.value)
@@ -154,57 +167,55 @@ class OpportunityService:
             stmt = stmt.where(Opportunity.crm_id == filters.crm_id)
         with self._tx.read() as session:
             rows = session.scalars(keyset(stmt, [Opportunity.id], page, convert=[UUID]))
-            return [render_opportunity(row) for row in rows]
+            return [_view(row) for row in rows]
 
-    def get(self, principal: Principal, opportunity_id: UUID) -> dict[str, Any]:
+    def get(self, principal: Principal, opportunity_id: UUID) -> OpportunityView:
         with self._tx.read() as session:
-            return render_opportunity(find_opportunity(session, principal.organization_id, opportunity_id))
+            return _view(find_opportunity(session, principal.organization_id, opportunity_id))
 
-    def create(self, principal: Principal, body: OpportunityCreate) -> dict[str, Any]:
-        if body.stage == OpportunityStage.CLOSED_WON:
+    def create(self, principal: Principal, command: NewOpportunity) -> OpportunityView:
+        if command.stage == OpportunityStage.CLOSED_WON:
             raise _use_closed_won_action()
-        amount = parse_amount(body.amount)
-        check_amount(amount, body.currency)
+        amount = _unsigned_zero(command.amount)
+        check_amount(amount, command.currency)
         org_id = principal.organization_id
-        owner = body.ownerUserId or principal.user_id
+        owner = command.owner_user_id or principal.user_id
         with self._tx() as session:
             _check_owner(session, org_id, owner)
-            if body.crmId is not None:
-                _check_crm_id_free(session, org_id, body.crmId)
+            if command.crm_id is not None:
+                _check_crm_id_free(session, org_id, command.crm_id)
             now = self._now()
             opp = Opportunity(
                 organization_id=org_id,
-                crm_id=body.crmId,
-                name=body.name,
-                account_name=body.accountName,
+                crm_id=command.crm_id,
+                name=command.name,
+                account_name=command.account_name,
                 owner_user_id=owner,
-                stage=body.stage.value,
+                stage=command.stage.value,
                 amount=amount,
-                currency=body.currency,
-                close_date=body.closeDate,
+                currency=command.currency,
+                close_date=command.close_date,
                 created_at=now,
                 updated_at=now,
             )
             session.add(opp)
             session.flush()
-            view = render_opportunity(opp)
-            record_event(session, "opportunity.created", org_id, view, now)
+            view = _view(opp)
+            record_event(session, "opportunity.created", org_id, render_opportunity(view), now)
             return view
 
-    def update(self, principal: Principal, opportunity_id: UUID, body: OpportunityUpdate) -> dict[str, Any]:
+    def update(self, principal: Principal, opportunity_id: UUID, command: OpportunityChanges) -> OpportunityView:
         org_id = principal.organization_id
-        sent = {
-            column: getattr(body, field) for field, column in _UPDATABLE.items() if field in body.model_fields_set
-        }
-        if "amount" in sent:
-            sent["amount"] = parse_amount(sent["amount"])
-        if sent.get("stage") is not None:
-            sent["stage"] = sent["stage"].value
+        fields = sent(command)
+        if "amount" in fields:
+            fields["amount"] = _unsigned_zero(fields["amount"])
+        if isinstance(fields.get("stage"), OpportunityStage):
+            fields["stage"] = fields["stage"].value
         with self._tx() as session:
             opp = find_opportunity(session, org_id, opportunity_id, lock=True)
-            changes = {column: value for column, value in sent.items() if getattr(opp, column) != value}
+            changes = {column: value for column, value in fields.items() if getattr(opp, column) != value}
             if not changes:
-                return render_opportunity(opp)  # nothing changed: no write, no event
+                return _view(opp)  # nothing changed: no write, no event
             if "amount" in changes or "currency" in changes:
                 check_amount(changes.get("amount", opp.amount), changes.get("currency", opp.currency))
             if "stage" in changes:
@@ -218,8 +229,8 @@ class OpportunityService:
                 setattr(opp, column, value)
             opp.updated_at = now
             session.flush()
-            view = render_opportunity(opp)
-            record_event(session, "opportunity.updated", org_id, view, now)
+            view = _view(opp)
+            record_event(session, "opportunity.updated", org_id, render_opportunity(view), now)
             return view
 
     @staticmethod
@@ -237,7 +248,7 @@ class OpportunityService:
             return {"closed_won_at": None}
         return {}
 
-    def mark_closed_won(self, principal: Principal, opportunity_id: UUID) -> dict[str, Any]:
+    def mark_closed_won(self, principal: Principal, opportunity_id: UUID) -> OpportunityView:
         org_id = principal.organization_id
         with self._tx() as session:
             opp = find_opportunity(session, org_id, opportunity_id, lock=True)
@@ -248,6 +259,6 @@ class OpportunityService:
             opp.closed_won_at = now
             opp.updated_at = now
             session.flush()
-            view = render_opportunity(opp)
-            record_event(session, "opportunity.closed_won", org_id, view, now)
+            view = _view(opp)
+            record_event(session, "opportunity.closed_won", org_id, render_opportunity(view), now)
             return view

@@ -7,10 +7,10 @@ a quote that pinned a version keeps its prices. Who may use a pricebook for pric
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import delete, insert, select, tuple_
@@ -30,16 +30,53 @@ from dps_api.db.models.catalog import (
     Product,
 )
 from dps_api.db.models.identity import User
-from dps_api.schemas.catalog import (
-    PricebookCreate,
-    PricebookEntryIn,
-    PricebookUpdate,
-    amount_problem,
-    format_amount,
-)
+from dps_api.schemas.catalog import amount_problem, format_amount, render_pricebook
+from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.outbox import record_event
 
-_VERSIONED = {"name": "name", "currency": "currency", "active": "active"}
+
+@dataclass(frozen=True)
+class PriceEntry:
+    product_id: UUID
+    unit_price: Decimal  # in the pricebook's currency, at most its minor units
+
+
+@dataclass(frozen=True)
+class NewPricebook:
+    name: str
+    currency: str
+    active: bool = True
+    assigned_user_ids: Sequence[UUID] = ()
+    entries: Sequence[PriceEntry] = ()
+
+
+@dataclass(frozen=True)
+class PricebookChanges:
+    """A partial update; the lists are replaced as a whole."""
+
+    name: Patch[str] = NOT_SENT
+    currency: Patch[str] = NOT_SENT
+    active: Patch[bool] = NOT_SENT
+    assigned_user_ids: Patch[Sequence[UUID]] = NOT_SENT
+    entries: Patch[Sequence[PriceEntry]] = NOT_SENT
+
+
+@dataclass(frozen=True)
+class PricebookView:
+    """A pricebook version with its entries (product id ascending) and assigned users."""
+
+    id: UUID
+    version: int
+    name: str
+    currency: str
+    active: bool
+    assigned_user_ids: list[UUID]
+    entries: dict[UUID, Decimal]  # product id -> unit price
+    created_at: datetime
+    updated_at: datetime  # when this version was made
+
+
+_VERSIONED = ("name", "currency", "active")
 
 
 class PricebookService:
@@ -47,31 +84,31 @@ class PricebookService:
         self._tx = tx
         self._now = now
 
-    def list_pricebooks(self, principal: Principal, page: PageRequest, active: bool | None) -> list[dict[str, Any]]:
+    def list_pricebooks(self, principal: Principal, page: PageRequest, active: bool | None) -> list[PricebookView]:
         """``limit + 1`` pricebooks after the page's position, id ascending, each with its entries."""
         stmt = select(Pricebook).where(Pricebook.organization_id == principal.organization_id)
         if active is not None:
             stmt = stmt.where(Pricebook.active.is_(active))
         with self._tx.read() as session:
             pricebooks = list(session.scalars(keyset(stmt, [Pricebook.id], page, convert=[UUID])))
-            return _render_all(session, pricebooks)
+            return _views(session, pricebooks)
 
-    def get_pricebook(self, principal: Principal, pricebook_id: UUID) -> dict[str, Any]:
+    def get_pricebook(self, principal: Principal, pricebook_id: UUID) -> PricebookView:
         with self._tx.read() as session:
             pricebook = _find(session, principal, pricebook_id)
-            return _render_all(session, [pricebook])[0]
+            return _views(session, [pricebook])[0]
 
-    def create_pricebook(self, principal: Principal, body: PricebookCreate) -> dict[str, Any]:
+    def create_pricebook(self, principal: Principal, command: NewPricebook) -> PricebookView:
         with self._tx() as session:
-            entries = _checked_entries(session, principal, body.currency, body.entries)
-            user_ids = _checked_users(session, principal, body.assignedUserIds)
+            entries = _checked_entries(session, principal, command.currency, command.entries)
+            user_ids = _checked_users(session, principal, command.assigned_user_ids)
             now = self._now()
             pricebook = Pricebook(
                 organization_id=principal.organization_id,
                 version=1,
-                name=body.name,
-                currency=body.currency,
-                active=body.active,
+                name=command.name,
+                currency=command.currency,
+                active=command.active,
                 created_at=now,
                 updated_at=now,
             )
@@ -79,29 +116,29 @@ class PricebookService:
             session.flush()
             _save_version(session, pricebook, entries)
             _assign(session, pricebook.id, user_ids)
-            snapshot = _render(pricebook, entries, user_ids)
-            record_event(session, "pricebook.created", principal.organization_id, snapshot, now)
-        return snapshot
+            view = _view(pricebook, entries, user_ids)
+            record_event(session, "pricebook.created", principal.organization_id, render_pricebook(view), now)
+        return view
 
-    def update_pricebook(self, principal: Principal, pricebook_id: UUID, body: PricebookUpdate) -> dict[str, Any]:
+    def update_pricebook(self, principal: Principal, pricebook_id: UUID, command: PricebookChanges) -> PricebookView:
         """Any change makes version + 1 and a ``pricebook.updated`` event; no change, no version."""
-        sent = body.model_fields_set
+        fields = sent(command)
         with self._tx() as session:
             pricebook = _find(session, principal, pricebook_id, for_update=True)
-            changes = {attr: getattr(body, f) for f, attr in _VERSIONED.items() if f in sent}
+            changes = {attr: fields[attr] for attr in _VERSIONED if attr in fields}
             changes = {attr: v for attr, v in changes.items() if v != getattr(pricebook, attr)}
             currency = changes.get("currency", pricebook.currency)
             current_entries = _entries_of(session, [(pricebook.id, pricebook.version)])[pricebook.id]
-            if "entries" in sent:
-                entries = _checked_entries(session, principal, currency, body.entries)
+            if command.entries is not NOT_SENT:
+                entries = _checked_entries(session, principal, currency, command.entries)
             else:
                 entries = _in_currency(currency, current_entries)
             current_users = _users_of(session, [pricebook.id])[pricebook.id]
             users = current_users
-            if "assignedUserIds" in sent:
-                users = _checked_users(session, principal, body.assignedUserIds)
+            if command.assigned_user_ids is not NOT_SENT:
+                users = _checked_users(session, principal, command.assigned_user_ids)
             if not changes and entries == current_entries and users == current_users:
-                return _render(pricebook, entries, users)
+                return _view(pricebook, entries, users)
             now = self._now()
             for attr, value in changes.items():
                 setattr(pricebook, attr, value)
@@ -112,9 +149,9 @@ class PricebookService:
             if users != current_users:
                 session.execute(delete(PricebookUser).where(PricebookUser.pricebook_id == pricebook.id))
                 _assign(session, pricebook.id, users)
-            snapshot = _render(pricebook, entries, users)
-            record_event(session, "pricebook.updated", principal.organization_id, snapshot, now)
-        return snapshot
+            view = _view(pricebook, entries, users)
+            record_event(session, "pricebook.updated", principal.organization_id, render_pricebook(view), now)
+        return view
 
 
 def _find(session: Session, principal: Principal, pricebook_id: UUID, *, for_update: bool = False) -> Pricebook:
@@ -140,19 +177,20 @@ def _in_currency(currency: str, entries: dict[UUID, Decimal]) -> dict[UUID, Deci
 
 
 def _checked_entries(
-    session: Session, principal: Principal, currency: str, entries: list[PricebookEntryIn]
+    session: Session, principal: Principal, currency: str, entries: Sequence[PriceEntry]
 ) -> dict[UUID, Decimal]:
     """product id -> unit price, each price valid in ``currency``, each product the organization's."""
-    errors, prices = [], {}
+    errors: list[tuple[str, str]] = []
+    prices: dict[UUID, Decimal] = {}
     for index, entry in enumerate(entries):
-        amount = Decimal(entry.unitPrice)
-        if entry.productId in prices:
+        amount = entry.unit_price
+        if entry.product_id in prices:
             errors.append((f"entries[{index}].productId", "the product already has an entry"))
         elif problem := amount_problem(currency, amount):
             errors.append((f"entries[{index}].unitPrice", problem))
         else:
             amount = Decimal(format_amount(currency, amount))
-        prices[entry.productId] = amount
+        prices[entry.product_id] = amount
     if prices:
         known = set(
             session.scalars(
@@ -164,14 +202,14 @@ def _checked_entries(
         errors += [
             (f"entries[{index}].productId", "no such product in this organization")
             for index, entry in enumerate(entries)
-            if entry.productId not in known
+            if entry.product_id not in known
         ]
     if errors:
         raise invalid_fields(errors)
     return dict(sorted(prices.items()))
 
 
-def _checked_users(session: Session, principal: Principal, user_ids: list[UUID]) -> list[UUID]:
+def _checked_users(session: Session, principal: Principal, user_ids: Sequence[UUID]) -> list[UUID]:
     wanted = sorted(set(user_ids))
     if not wanted:
         return []
@@ -243,25 +281,22 @@ def _users_of(session: Session, pricebook_ids: list[UUID]) -> dict[UUID, list[UU
     return found
 
 
-def _render_all(session: Session, pricebooks: list[Pricebook]) -> list[dict[str, Any]]:
-    """Renders a page with two queries in all (entries, users), never one per pricebook."""
+def _views(session: Session, pricebooks: list[Pricebook]) -> list[PricebookView]:
+    """A page with two queries in all (entries, users), never one per pricebook."""
     entries = _entries_of(session, [(p.id, p.version) for p in pricebooks])
     users = _users_of(session, [p.id for p in pricebooks])
-    return [_render(p, entries[p.id], users[p.id]) for p in pricebooks]
+    return [_view(p, entries[p.id], users[p.id]) for p in pricebooks]
 
 
-def _render(pricebook: Pricebook, entries: dict[UUID, Decimal], user_ids: Iterable[UUID]) -> dict[str, Any]:
-    return {
-        "id": str(pricebook.id),
-        "version": pricebook.version,
-        "name": pricebook.name,
-        "currency": pricebook.currency,
-        "active": pricebook.active,
-        "assignedUserIds": [str(user_id) for user_id in user_ids],
-        "entries": [
-            {"productId": str(pid), "unitPrice": format_amount(pricebook.currency, price)}
-            for pid, price in entries.items()
-        ],
-        "createdAt": pricebook.created_at,
-        "updatedAt": pricebook.updated_at,
-    }
+def _view(pricebook: Pricebook, entries: dict[UUID, Decimal], user_ids: list[UUID]) -> PricebookView:
+    return PricebookView(
+        id=pricebook.id,
+        version=pricebook.version,
+        name=pricebook.name,
+        currency=pricebook.currency,
+        active=pricebook.active,
+        assigned_user_ids=user_ids,
+        entries=entries,
+        created_at=pricebook.created_at,
+        updated_at=pricebook.updated_at,
+    )

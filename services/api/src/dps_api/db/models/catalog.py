@@ -6,8 +6,10 @@ version, the current one included, is also written once to ``product_versions`` 
 Money in JSONB columns is a map of ISO 4217 code to a decimal string at the currency's minor units.
 """
 
+from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
@@ -26,14 +28,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from dps_common.contracts.quotes import PriceFrequency, PriceModel
+
 from dps_api.db.base import Base, uuid_pk
 
-PRICE_MODELS = ("FLAT", "PER_UNIT", "TIERED", "RAMPED", "HOURLY", "ONE_TIME_FEE")
-PRICE_FREQUENCIES = ("MONTHLY", "QUARTERLY", "SEMI_ANNUAL", "ANNUAL", "ONE_TIME")
 
-
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def one_of(column: str, values: Iterable[StrEnum]) -> str:
+    """The CHECK that holds ``column`` to an enum's values: ``price_model IN ('FLAT', ...)``."""
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
 
 
 def _timestamp() -> Mapped[datetime]:
@@ -49,8 +51,8 @@ class _ProductFields:
     name: Mapped[str] = mapped_column(String(200))
     short_name: Mapped[str | None] = mapped_column(String(200))
     active: Mapped[bool] = mapped_column(Boolean)
-    price_model: Mapped[str] = mapped_column(String(20))
-    price_frequency: Mapped[str] = mapped_column(String(20))
+    price_model: Mapped[str] = mapped_column(String(20))  # a PriceModel
+    price_frequency: Mapped[str] = mapped_column(String(20))  # a PriceFrequency
     list_prices: Mapped[dict[str, str]] = mapped_column(JSONB)  # {"USD": "100.00"}
     # TIERED only: {"USD": [{"upTo": "10", "unitPrice": "9.00"}, {"upTo": null, "unitPrice": "8.00"}]}
     tiers: Mapped[dict[str, list[dict[str, Any]]]] = mapped_column(JSONB)
@@ -66,8 +68,8 @@ class Product(_ProductFields, Base):
         UniqueConstraint("organization_id", "spec_id"),
         # the list's keyset query: WHERE organization_id = ? AND id > ? ORDER BY id LIMIT ?
         Index("ix_products_organization_id", "organization_id", "id"),
-        CheckConstraint(_one_of("price_model", PRICE_MODELS), name="price_model"),
-        CheckConstraint(_one_of("price_frequency", PRICE_FREQUENCIES), name="price_frequency"),
+        CheckConstraint(one_of("price_model", PriceModel), name="price_model"),
+        CheckConstraint(one_of("price_frequency", PriceFrequency), name="price_frequency"),
         CheckConstraint("version >= 1", name="version"),
     )
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import falcon
 from sqlalchemy import text
 
 from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
-from dps_common.http.app import Api
+from dps_common.http.app import Api, ServiceApp
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
@@ -41,7 +40,7 @@ def make_transactions(settings: Settings, application_name: str) -> Transactions
     return Transactions.for_engine(engine)
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None) -> falcon.App:
+def create_app(settings: Settings, *, tx: Transactions | None = None) -> ServiceApp:
     """``tx`` lets tests run every use case inside their own outer transaction."""
     tx = tx or make_transactions(settings, "dps-webhooks-http")
     ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)

@@ -17,24 +17,26 @@ messages too) and the consumer backs off before trying again; a lost broker is r
 with the same backoff.
 
 In a worker process, the deliveries its own worker can start soon are stored already claimed and
-handed to it (``local``): they skip the claim statement and the wake-up of every worker.
+handed to it (``hand_over``, given at composition by ``cli``): they skip the claim statement and the
+wake-up of every worker.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Protocol
 
-from kombu import Connection, Consumer, Queue
+from kombu.connection import Connection
+from kombu.entity import Queue
 from kombu.message import Message
+from kombu.messaging import Consumer
 from sqlalchemy.exc import DataError, IntegrityError
 
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
 
 from dps_webhooks import metrics
-from dps_webhooks.delivery.claims import Claimed
+from dps_webhooks.delivery.hand_over import HandOver, NoHandOver
 from dps_webhooks.services.intake import IncomingEvent, accept_events
 from dps_webhooks.settings import Settings
 
@@ -60,43 +62,15 @@ def events_queue(settings: Settings) -> Queue:
     )
 
 
-class LocalAttempts(Protocol):
-    """The worker in this process, which attempts what the consumer hands it (``DeliveryWorker``)."""
-
-    def wait_for_room(self, count: int) -> None: ...
-
-    def take_on(self, count: int) -> int: ...
-
-    def give_back(self, count: int) -> None: ...
-
-    def start(self, claimed: list[Claimed]) -> None: ...
-
-
-class _NoLocalWorker:
-    """A consumer running without a worker beside it (tests): everything is stored due for any worker."""
-
-    def wait_for_room(self, count: int) -> None:
-        pass
-
-    def take_on(self, count: int) -> int:
-        return 0
-
-    def give_back(self, count: int) -> None:
-        pass
-
-    def start(self, claimed: list[Claimed]) -> None:
-        pass
-
-
 class _Unavailable(Exception):
     """The database (or intake) failed on a valid message: back off, then consume again."""
 
 
 class EventConsumer:
-    def __init__(self, settings: Settings, tx: Transactions, *, local: LocalAttempts | None = None):
+    def __init__(self, settings: Settings, tx: Transactions, *, hand_over: HandOver | None = None):
         self._settings = settings
         self._tx = tx
-        self._local: LocalAttempts = local if local is not None else _NoLocalWorker()
+        self._hand_over: HandOver = hand_over if hand_over is not None else NoHandOver()
         self._queue = events_queue(settings)
         self._backoff = Backoff()
         self._acks_many = False  # AMQP acknowledges a batch in one frame; virtual transports one by one
@@ -158,12 +132,12 @@ class EventConsumer:
     def _store(self, parsed: list[tuple[Message, IncomingEvent]]) -> None:
         """One transaction for the batch, then the acks; requeue all of it when the database fails."""
         events = [event for _, event in parsed]
-        self._local.wait_for_room(len(events))
+        self._hand_over.wait_for_room(len(events))
         taken = 0
 
         def take_up_to(count: int) -> int:
             nonlocal taken
-            taken = self._local.take_on(count)
+            taken = self._hand_over.take_on(count)
             return taken
 
         try:
@@ -173,7 +147,7 @@ class EventConsumer:
                 )
         except Exception as exc:
             if taken:
-                self._local.give_back(taken)  # stored nothing
+                self._hand_over.give_back(taken)  # stored nothing
             if isinstance(exc, DataError | IntegrityError):
                 raise
             # the database is away (or intake broke): keep the messages
@@ -184,7 +158,7 @@ class EventConsumer:
         metrics.EVENTS_ACCEPTED.inc(len(events))  # a redelivered one too (it creates nothing)
         metrics.DELIVERIES_CREATED.inc(accepted.deliveries)
         metrics.DELIVERIES_HANDED_OVER.inc(len(accepted.claimed))
-        self._local.start(accepted.claimed)
+        self._hand_over.start(accepted.claimed)
         self._acknowledge([message for message, _ in parsed])
         self._backoff.reset()
         log.info(
@@ -228,7 +202,7 @@ def _refused(message: Message, event: IncomingEvent) -> None:
     message.reject(requeue=False)  # retrying would loop
 
 
-def _text(body: Any) -> str:
+def _text(body: object) -> str:
     return body.decode("utf-8") if isinstance(body, bytes | bytearray) else str(body)
 
 

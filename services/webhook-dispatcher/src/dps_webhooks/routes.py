@@ -1,13 +1,16 @@
 """Every route of the dispatcher, added in this one place (one module per resource)."""
 
+from collections.abc import Callable
+
 from dps_common.http.app import Api
 
 from dps_webhooks.context import AppContext
 from dps_webhooks.resources import deliveries, webhook_configs
 
-RESOURCE_MODULES: list = [webhook_configs, deliveries]
+# Each resource module's ``register``, in the order their routes are added.
+REGISTRATIONS: list[Callable[[Api, AppContext], None]] = [webhook_configs.register, deliveries.register]
 
 
 def add_routes(api: Api, ctx: AppContext) -> None:
-    for module in RESOURCE_MODULES:
-        module.register(api, ctx)
+    for register in REGISTRATIONS:
+        register(api, ctx)

@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from dps_webhooks.domain.addresses import IPAddress, IPNetwork, is_allowed, refusal
@@ -30,6 +31,8 @@ from dps_webhooks.domain.addresses import IPAddress, IPNetwork, is_allowed, refu
 DEFAULT_PORT = 443
 RESOLVE_WITHIN_SECONDS = 5.0  # at registration; an attempt passes what is left of its own deadline
 RESOLVER_THREADS = 8  # lookups at once; more wait their turn (and time out if the DNS has stalled)
+
+_T = TypeVar("_T")
 
 
 class UrlRefused(ValueError):
@@ -133,15 +136,24 @@ class _Resolver:
     not hold up the process's exit behind a lookup that hangs."""
 
     def __init__(self, threads: int):
-        self._jobs: queue.SimpleQueue[tuple[Future, Callable[[], object]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._threads = threads
         self._started = False
         self._lock = threading.Lock()
 
-    def submit(self, lookup: Callable[[], object]) -> Future:
+    def submit(self, lookup: Callable[[], _T]) -> Future[_T]:
         self._start()
-        future: Future = Future()
-        self._jobs.put((future, lookup))
+        future: Future[_T] = Future()
+
+        def job() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(lookup())
+            except BaseException as exc:  # handed to the waiting caller, which decides
+                future.set_exception(exc)
+
+        self._jobs.put(job)
         return future
 
     def _start(self) -> None:
@@ -153,13 +165,7 @@ class _Resolver:
 
     def _work(self) -> None:
         while True:
-            future, lookup = self._jobs.get()
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(lookup())
-            except BaseException as exc:  # handed to the waiting caller, which decides
-                future.set_exception(exc)
+            self._jobs.get()()
 
 
 _resolver = _Resolver(RESOLVER_THREADS)

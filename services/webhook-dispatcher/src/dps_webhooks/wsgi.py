@@ -1,12 +1,13 @@
 """gunicorn entry point: ``gunicorn -c python:dps_common.gunicorn_conf 'dps_webhooks.wsgi:create()'``."""
 
 from dps_common import logs
+from dps_common.http.app import ServiceApp
 
 from dps_webhooks.app import create_app
 from dps_webhooks.settings import Settings
 
 
-def create():
+def create() -> ServiceApp:
     settings = Settings.from_env()
     logs.configure(settings.log_level)
     return create_app(settings)

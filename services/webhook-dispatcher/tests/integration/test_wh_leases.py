@@ -14,7 +14,7 @@ from sqlalchemy import select
 from dps_common.testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
-from dps_webhooks.delivery.claims import claim_due
+from dps_webhooks.db.work_queue import claim_due
 from dps_webhooks.delivery.recording import Finished, LeaseLost, record_outcome, record_outcomes
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
 

@@ -5,7 +5,8 @@ import threading
 
 from dps_common.process_server import Heartbeat
 
-from dps_webhooks.delivery.worker import DeliveryWorker, _liveness
+from dps_webhooks.cli import liveness
+from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.settings import Settings
 
 
@@ -34,8 +35,8 @@ def test_alive_while_the_parts_run_and_not_once_one_has_ended():
     one = worker()
     retention = thread("webhook-retention", running=release)
     try:
-        assert _liveness(one, [retention])() is None
-        assert _liveness(one, [retention, thread("webhook-consumer")])() == "the webhook-consumer thread is not running"
+        assert liveness(one, [retention])() is None
+        assert liveness(one, [retention, thread("webhook-consumer")])() == "the webhook-consumer thread is not running"
     finally:
         release.set()
 
@@ -43,7 +44,7 @@ def test_alive_while_the_parts_run_and_not_once_one_has_ended():
 def test_parts_ending_while_stopping_are_expected():
     one = worker()
     one.stop()
-    assert _liveness(one, [thread("webhook-consumer")])() is None
+    assert liveness(one, [thread("webhook-consumer")])() is None
 
 
 def test_not_alive_when_the_delivery_loop_stops_turning():
@@ -51,8 +52,8 @@ def test_not_alive_when_the_delivery_loop_stops_turning():
     one = worker()
     one.heartbeat = Heartbeat("delivery loop", one.settings.poll_interval_seconds, clock=lambda: now[0])
     now[0] += 29
-    assert _liveness(one, [])() is None
+    assert liveness(one, [])() is None
     now[0] += 2
-    assert _liveness(one, [])() == "the delivery loop has not turned for 31 s"
+    assert liveness(one, [])() == "the delivery loop has not turned for 31 s"
     one.stop()  # a stopping worker still turns while it drains: stalling then is no less a problem
-    assert _liveness(one, [])() == "the delivery loop has not turned for 31 s"
+    assert liveness(one, [])() == "the delivery loop has not turned for 31 s"

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, column, func
+from sqlalchemy import TableValuedAlias, bindparam, column, func
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.types import TypeEngine
 
 
-def unnested(name: str, types: Mapping[str, TypeEngine]):
+def unnested(name: str, types: Mapping[str, TypeEngine[Any]]) -> TableValuedAlias:
     """``unnest(:a, :b, ...) AS name(a, b, ...)``: one row per array index, typed per column."""
     arrays = [bindparam(key, type_=ARRAY(type_)) for key, type_ in types.items()]
     return (
@@ -24,6 +24,6 @@ def unnested(name: str, types: Mapping[str, TypeEngine]):
     )
 
 
-def as_arrays(rows: Sequence[Mapping[str, Any]], types: Mapping[str, TypeEngine]) -> dict[str, list[Any]]:
+def as_arrays(rows: Sequence[Mapping[str, Any]], types: Mapping[str, TypeEngine[Any]]) -> dict[str, list[Any]]:
     """The parameters of an ``unnested`` statement: each column's values in row order (absent: NULL)."""
     return {key: [row.get(key) for row in rows] for key in types}

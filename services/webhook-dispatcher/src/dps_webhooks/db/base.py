@@ -18,9 +18,9 @@ def uuid_pk() -> Mapped[UUID]:
     return mapped_column(primary_key=True, default=new_id)
 
 
-def timestamp(**kwargs) -> Mapped[datetime]:
-    return mapped_column(DateTime(timezone=True), **kwargs)
+def timestamp() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True))
 
 
 def defaults_to_now() -> Mapped[datetime]:
-    return timestamp(server_default=func.now())
+    return mapped_column(DateTime(timezone=True), server_default=func.now())

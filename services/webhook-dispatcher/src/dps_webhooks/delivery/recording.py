@@ -19,6 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 from uuid import UUID
 
 from sqlalchemy import (
@@ -37,13 +38,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
 from dps_common.ids import new_id
 
 from dps_webhooks import metrics
 from dps_webhooks.db.arrays import unnested
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
-from dps_webhooks.delivery.claims import Claimed
+from dps_webhooks.db.work_queue import Claimed, hold_pending, notify_due
 from dps_webhooks.domain.attempt_outcome import (
     AttemptResult,
     DeliveryStatus,
@@ -51,11 +53,10 @@ from dps_webhooks.domain.attempt_outcome import (
     Outcome,
     endpoint_after,
 )
-from dps_webhooks.services.intake import hold_pending, notify_due
 
 log = logging.getLogger("dps.webhooks.recording")
 
-D, E, A = WebhookDelivery, WebhookEndpoint, DeliveryAttempt
+Delivery, Endpoint, Attempt = WebhookDelivery, WebhookEndpoint, DeliveryAttempt
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def record_outcomes(
     if not batch:
         return []
     statuses = _apply_endpoint_effects(session, batch, disable_after)
-    columns: dict[str, list] = {name: [] for name in _OUTCOME_COLUMNS}
+    columns: dict[str, list[object]] = {name: [] for name in _OUTCOME_COLUMNS}
     wake = False
     for finished in batch:
         claimed, result, outcome = finished.claimed, finished.result, finished.outcome
@@ -145,8 +146,8 @@ def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable
         statuses[endpoint_id] = after.status
         if after.disabled_reason is not None:
             session.execute(
-                update(E)
-                .where(E.id == endpoint_id)
+                update(Endpoint)
+                .where(Endpoint.id == endpoint_id)
                 .values(
                     consecutive_failures=after.consecutive_failures,
                     status=after.status,
@@ -164,20 +165,20 @@ def _apply_endpoint_effects(session: Session, batch: Sequence[Finished], disable
             )
         elif after.consecutive_failures != failures:  # successes to a healthy endpoint write nothing
             session.execute(
-                update(E).where(E.id == endpoint_id).values(consecutive_failures=after.consecutive_failures)
+                update(Endpoint).where(Endpoint.id == endpoint_id).values(consecutive_failures=after.consecutive_failures)
             )
     return statuses
 
 
-# Built once: statement construction costs more than the queries on this hot path.
+# Built once: building the statements costs more than running them on this hot path.
 _LOCK_ENDPOINTS = (
-    select(E.id, E.status, E.consecutive_failures)
-    .where(E.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
-    .order_by(E.id)
+    select(Endpoint.id, Endpoint.status, Endpoint.consecutive_failures)
+    .where(Endpoint.id == func.any(bindparam("ids", type_=ARRAY(Uuid()))))
+    .order_by(Endpoint.id)
     .with_for_update(key_share=True)  # FOR NO KEY UPDATE: the lock pausing takes
 )
 
-_OUTCOME_COLUMNS = {
+_OUTCOME_COLUMNS: dict[str, TypeEngine[Any]] = {
     "delivery": Uuid(),
     "token": Uuid(),
     "attempt_id": Uuid(),
@@ -193,40 +194,50 @@ _OUTCOME_COLUMNS = {
 
 # One statement: the deliveries still claimed under their tokens are updated, and exactly those get
 # their attempt rows (a data-modifying CTE).
-_O = unnested("outcome", _OUTCOME_COLUMNS)
-_ATTEMPTED_AT = func.now() - _O.c.took_ms * literal_column("interval '1 millisecond'", Interval())  # by the database clock
-_FINAL = (literal_column("'SUCCESS'"), literal_column("'EXHAUSTED'"))
+_OUTCOMES = unnested("outcome", _OUTCOME_COLUMNS)
+# by the database clock
+_ATTEMPTED_AT = func.now() - _OUTCOMES.c.took_ms * literal_column("interval '1 millisecond'", Interval())
+_FINAL = (literal_column("'SUCCESS'", String()), literal_column("'EXHAUSTED'", String()))
 _UPDATED = (
-    update(D)
-    .where(D.id == _O.c.delivery, D.claim_token == _O.c.token)
+    update(Delivery)
+    .where(Delivery.id == _OUTCOMES.c.delivery, Delivery.claim_token == _OUTCOMES.c.token)
     .values(
-        status=_O.c.new_status,
-        next_attempt_at=func.now() + _O.c.retry_in,  # NULL: none scheduled
+        status=_OUTCOMES.c.new_status,
+        next_attempt_at=func.now() + _OUTCOMES.c.retry_in,  # NULL: none scheduled
         claim_token=None,
-        last_response_status=_O.c.answered,
-        last_response_excerpt=_O.c.excerpt,
-        last_error_message=_O.c.error,
-        last_duration_ms=_O.c.took_ms,
+        last_response_status=_OUTCOMES.c.answered,
+        last_response_excerpt=_OUTCOMES.c.excerpt,
+        last_error_message=_OUTCOMES.c.error,
+        last_duration_ms=_OUTCOMES.c.took_ms,
         last_attempted_at=_ATTEMPTED_AT,
-        completed_at=case((_O.c.new_status.in_(_FINAL), func.now()), else_=None),
+        completed_at=case((_OUTCOMES.c.new_status.in_(_FINAL), func.now()), else_=None),
     )
     .returning(
-        _O.c.attempt_id,
-        D.id.label("delivery"),
-        _O.c.attempt_number,
-        D.last_attempted_at,
-        _O.c.answered,
-        _O.c.excerpt,
-        _O.c.error,
-        _O.c.took_ms,
+        _OUTCOMES.c.attempt_id,
+        Delivery.id.label("delivery"),
+        _OUTCOMES.c.attempt_number,
+        Delivery.last_attempted_at,
+        _OUTCOMES.c.answered,
+        _OUTCOMES.c.excerpt,
+        _OUTCOMES.c.error,
+        _OUTCOMES.c.took_ms,
     )
     .cte("recorded")
 )
 _RECORD = (
-    insert(A)
+    insert(Attempt)
     .from_select(
-        [A.id, A.delivery_id, A.attempt, A.attempted_at, A.response_status, A.response_excerpt, A.error_message, A.duration_ms],
+        [
+            Attempt.id,
+            Attempt.delivery_id,
+            Attempt.attempt,
+            Attempt.attempted_at,
+            Attempt.response_status,
+            Attempt.response_excerpt,
+            Attempt.error_message,
+            Attempt.duration_ms,
+        ],
         select(*_UPDATED.c),
     )
-    .returning(A.delivery_id)
+    .returning(Attempt.delivery_id)
 )

@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import timedelta
+from typing import Any, cast
 
-from sqlalchemy import delete, exists, func, select
+from sqlalchemy import CursorResult, Delete, delete, exists, func, select
 
 from dps_common.db import Transactions
 
@@ -48,11 +49,12 @@ def purge_expired(tx: Transactions, retention_days: float, batch_size: int = BAT
     return deliveries, events
 
 
-def _in_batches(tx: Transactions, statement, batch_size: int) -> int:
+def _in_batches(tx: Transactions, statement: Delete, batch_size: int) -> int:
     total = 0
     while True:
         with tx() as session:
-            deleted = session.execute(statement).rowcount
+            # The session answers a DELETE with a CursorResult but types it as a Result (SQLAlchemy's advice: cast).
+            deleted = cast("CursorResult[Any]", session.execute(statement)).rowcount
         total += deleted
         if deleted < batch_size:
             return total

@@ -152,7 +152,7 @@ class Sender:
             kept = self._local.connections = {}
         return kept
 
-    def _describe(self, exc: BaseException, cutoff: watchdog.Cutoff) -> str:
+    def _describe(self, exc: OSError | http.client.HTTPException, cutoff: watchdog.Cutoff) -> str:
         if cutoff.expired or isinstance(exc, TimeoutError):
             return f"Timed out after {self.timeout_seconds:g} s."
         if isinstance(exc, ssl.SSLCertVerificationError):

@@ -1,18 +1,17 @@
-"""The worker process: claims due deliveries, makes their attempts on a thread pool, records them.
+"""The delivery worker: claims due deliveries, makes their attempts on a thread pool, records them.
 
-It wakes at once when deliveries become due (PostgreSQL ``NOTIFY`` on the intake's channel, heard
-on a connection of its own) and otherwise polls, which also picks up retries whose time has come
-and deliveries whose worker died. It claims no more than it has free threads for, so rows it could
-not start yet stay free for other workers. SIGTERM or SIGINT: stop claiming, finish the attempts in
-flight, record them, exit. The same process runs the event consumer and the retention job. With
-``WEBHOOK_WORKER_METRICS_PORT`` set it serves ``/metrics`` (``dps_webhooks.metrics``) and ``/healthz``:
-alive while the delivery loop turns and the consumer and retention threads run.
+It wakes at once when deliveries become due (PostgreSQL ``NOTIFY`` on the work queue's channel,
+heard on a connection of its own) and otherwise polls, which also picks up retries whose time has
+come and deliveries whose worker died. It claims no more than it has free threads for, so rows it
+could not start yet stay free for other workers. ``stop()`` (the process's SIGTERM or SIGINT): stop
+claiming, finish the attempts in flight, record them, return. The process around it (the event
+consumer, the retention job, ``/healthz`` and ``/metrics``) is put together by ``dps_webhooks.cli``.
 
-The consumer in the same process hands new deliveries straight to this worker (``take_on`` and
-``start``): it stores them already claimed, so they cost no claim statement and wake nobody. It may
-take on up to four rounds of its threads (the rest wait in the pool's queue, a few milliseconds for a
-receiver that answers at once), fewer when the lease is short; beyond that, deliveries are stored due
-and any worker claims them.
+It is the consumer's ``HandOver`` (``delivery/hand_over.py``): the consumer in the same process
+stores new deliveries already claimed for it (``take_on``) and hands them over (``start``), so they
+cost no claim statement and wake nobody. It may take on up to four rounds of its threads (the rest
+wait in the pool's queue, briefly for receivers that answer at once), fewer when the lease is short;
+beyond that, deliveries are stored due and any worker claims them.
 """
 
 from __future__ import annotations
@@ -21,28 +20,24 @@ import logging
 import math
 import queue
 import random
-import signal
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
 import psycopg
 
-from dps_common.db import Transactions, make_engine
-from dps_common.process_server import Heartbeat, serve_health_and_metrics
+from dps_common.db import Transactions
+from dps_common.process_server import Heartbeat
 
 from dps_webhooks import metrics
-from dps_webhooks.delivery.claims import Claimed, claim_due
+from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL, Claimed, claim_due
 from dps_webhooks.delivery.recording import Finished, record_outcomes
-from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.sender import Sender
 from dps_webhooks.delivery.signing import delivery_headers
 from dps_webhooks.delivery.slots import Slots
 from dps_webhooks.domain.attempt_outcome import AttemptResult, decide
-from dps_webhooks.services.intake import DELIVERIES_CHANNEL
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer
 
@@ -54,6 +49,8 @@ HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own 
 
 
 class DeliveryWorker:
+    """The delivery loop and its attempt threads; the ``HandOver`` of its process's consumer."""
+
     def __init__(self, settings: Settings, tx: Transactions, database_url: str):
         self.settings = settings
         self.stopping = threading.Event()
@@ -299,71 +296,3 @@ def _ids(claimed: Claimed) -> dict[str, object]:
         "endpointId": str(claimed.endpoint_id),
         "attempt": claimed.attempt,
     }
-
-
-def run_worker(settings: Settings, *, consume: bool = True) -> None:
-    """The ``dealpricing-webhooks worker`` process: deliveries, events (``consume``) and retention."""
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-webhooks-worker")
-    tx = Transactions.for_engine(engine)
-    listen_url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    worker = DeliveryWorker(settings, tx, listen_url)
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: worker.stop_from_signal())
-    failed = threading.Event()
-    helpers = [
-        _thread(
-            "webhook-retention",
-            run_retention,
-            (tx, settings.retention_days, settings.retention_interval_seconds, worker.stopping),
-            worker,
-            failed,
-        )
-    ]
-    if consume:
-        from dps_webhooks.consumer import EventConsumer
-
-        consumer = EventConsumer(settings, tx, local=worker)
-        helpers.append(_thread("webhook-consumer", consumer.run, (worker.stopping,), worker, failed))
-    metrics.ATTEMPTS_IN_FLIGHT.set_function(lambda: worker.in_flight)  # read at each scrape, never written
-    for helper in helpers:
-        helper.start()
-    log.info("worker started", extra={"concurrency": settings.delivery_concurrency, "consume": consume})
-    try:
-        with serve_health_and_metrics(settings.metrics_host, settings.metrics_port, _liveness(worker, helpers)):
-            worker.run()
-    finally:
-        worker.stop()
-        for helper in helpers:
-            helper.join()
-        tx.dispose()
-    log.info("worker stopped")
-    if failed.is_set():
-        raise SystemExit(1)  # a part of the worker died: let the supervisor restart the whole
-
-
-def _liveness(worker: DeliveryWorker, helpers: list[threading.Thread]) -> Callable[[], str | None]:
-    """Alive while the delivery loop turns and the consumer and retention threads run. Once stopping,
-    the helpers end by design and the loop drains what is in flight (still turning)."""
-
-    def not_alive() -> str | None:
-        if not worker.stopping.is_set():
-            for helper in helpers:
-                if not helper.is_alive():
-                    return f"the {helper.name} thread is not running"
-        return worker.heartbeat.stalled()
-
-    return not_alive
-
-
-def _thread(
-    name: str, target: Callable[..., None], args: tuple, worker: DeliveryWorker, failed: threading.Event
-) -> threading.Thread:
-    def run() -> None:
-        try:
-            target(*args)
-        except Exception:
-            log.exception("worker part failed", extra={"part": name})
-            failed.set()
-            worker.stop()
-
-    return threading.Thread(target=run, name=name)

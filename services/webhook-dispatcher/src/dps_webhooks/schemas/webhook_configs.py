@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import MISSING, AfterValidator, Field, StringConstraints
 
 from dps_webhooks.schemas import RequestModel, ResponseModel
 
@@ -57,10 +57,11 @@ class WebhookConfigUpdate(RequestModel):
     deliveries until ACTIVE again; DISABLED cannot be set (revoke with DELETE). A revoked endpoint
     cannot be changed (409)."""
 
-    url: WebhookUrl = Field(default=None)
-    description: Description = Field(default=None)
-    eventTypes: EventTypes = Field(default=None)
-    status: EndpointStatus = Field(default=None)
+    # MISSING: not sent (left as it is); null is refused like any other wrong type.
+    url: WebhookUrl | MISSING = MISSING
+    description: Description | MISSING = MISSING
+    eventTypes: EventTypes | MISSING = MISSING
+    status: EndpointStatus | MISSING = MISSING
 
 
 class WebhookConfig(ResponseModel):

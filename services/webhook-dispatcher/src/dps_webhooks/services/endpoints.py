@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from pydantic import MISSING
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -25,6 +26,7 @@ from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import WebhookEndpoint
+from dps_webhooks.db.work_queue import hold_pending, release_held
 from dps_webhooks.domain.endpoint_status import (
     REVOKED_REASON,
     EndpointStatus,
@@ -32,7 +34,6 @@ from dps_webhooks.domain.endpoint_status import (
     ensure_not_revoked,
 )
 from dps_webhooks.schemas.webhook_configs import WebhookConfigCreate, WebhookConfigUpdate
-from dps_webhooks.services import intake
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
 from dps_webhooks.url_guard import UrlRefused, vet_url
@@ -120,24 +121,27 @@ class EndpointService:
         return {**record, "secret": secret}
 
     def update_endpoint(self, principal: Principal, endpoint_id: UUID, body: WebhookConfigUpdate) -> dict[str, Any]:
-        if body.url is not None:
+        if body.url is not MISSING:
             self._vet(body.url)
-        requested = EndpointStatus(body.status) if body.status is not None else None
+        requested = EndpointStatus(body.status) if body.status is not MISSING else None
         with self._tx() as session:
             endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
             current = EndpointStatus(endpoint.status)
             change = change_status(current, requested, revoked=endpoint.revoked_at is not None)
-            for attr, value in (("url", body.url), ("description", body.description), ("event_types", body.eventTypes)):
-                if value is not None:
-                    setattr(endpoint, attr, value)
+            if body.url is not MISSING:
+                endpoint.url = body.url
+            if body.description is not MISSING:
+                endpoint.description = body.description
+            if body.eventTypes is not MISSING:
+                endpoint.event_types = body.eventTypes
             endpoint.status = change.status.value
             if change.reset_failures:
                 endpoint.consecutive_failures = 0
                 endpoint.disabled_reason = None
             if change.hold_pending:
-                intake.hold_pending(session, endpoint.id, keep_tests=True)
+                hold_pending(session, endpoint.id, keep_tests=True)
             if change.release_held:
-                intake.release_held(session, endpoint.id)
+                release_held(session, endpoint.id)
             if session.is_modified(endpoint):
                 endpoint.updated_at = self._now()
             session.flush()
@@ -160,7 +164,7 @@ class EndpointService:
             endpoint.disabled_reason = REVOKED_REASON
             endpoint.revoked_at = now
             endpoint.updated_at = now
-            intake.hold_pending(session, endpoint.id, keep_tests=False)
+            hold_pending(session, endpoint.id, keep_tests=False)
         log.info("webhook config revoked", extra={"webhookConfigId": str(endpoint_id)})
 
     def rotate_secret(self, principal: Principal, endpoint_id: UUID) -> dict[str, Any]:

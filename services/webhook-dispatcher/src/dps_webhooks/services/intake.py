@@ -18,19 +18,39 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Boolean, DateTime, Integer, Interval, Row, String, Text, Uuid, bindparam, func, select, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    DateTime,
+    Integer,
+    Interval,
+    Row,
+    String,
+    Text,
+    Uuid,
+    bindparam,
+    func,
+    select,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
 from dps_common.ids import new_id
 from dps_common.json import loads
 
 from dps_webhooks.db.arrays import as_arrays, unnested
+from dps_webhooks.db.base import Base
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from dps_webhooks.delivery.claims import Claimed
+from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL as DELIVERIES_CHANNEL
+from dps_webhooks.db.work_queue import Claimed, first_claim, notify_due
+from dps_webhooks.db.work_queue import hold_pending as hold_pending
+from dps_webhooks.db.work_queue import release_held as release_held
+
+# DELIVERIES_CHANNEL, hold_pending and release_held live with the work queue (the worker shares them);
+# they are re-exported so that the shared test helpers and the bench can still import them from here.
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
-DELIVERIES_CHANNEL = "webhook_deliveries"  # NOTIFY wakes idle workers when deliveries become due
 OVERSIZED_MESSAGE = "The payload is larger than 1 MB; it is not delivered."
 
 
@@ -97,7 +117,7 @@ def accept_events(
     stored = _store_new_events(session, events)
     if not stored:
         return Accepted(0, [])
-    by_organization: dict[UUID, list[Row]] = defaultdict(list)
+    by_organization: dict[UUID, list[Row[UUID, UUID, str, list[str], str, bytes]]] = defaultdict(list)
     organizations = list({event.organization_id for event in stored})
     for endpoint in session.connection().execute(_SUBSCRIBERS, {"organizations": organizations}):
         by_organization[endpoint.organization_id].append(endpoint)
@@ -108,14 +128,18 @@ def accept_events(
         if _subscribed(endpoint.event_types, event.type)
     ]
     # offsets from the statement's now(): one clock for every row, no round trip to read it
-    rows = [delivery_row(event, endpoint.id, now=_NOW, held=endpoint.status != "ACTIVE") for event, endpoint in pairs]
+    rows = [
+        delivery_row(event, endpoint.id, now=_STATEMENT_NOW, held=endpoint.status != "ACTIVE")
+        for event, endpoint in pairs
+    ]
     due = [i for i, row in enumerate(rows) if row["next_attempt_at"] is not None]
     taken = due[: max(0, min(take_up_to(len(due)), len(due)))]
     token = uuid.uuid4()
+    claim = first_claim(token, lease_seconds)
     claimed = []
     for i in taken:
         (event, endpoint), row = pairs[i], rows[i]
-        row.update(attempt_count=1, claim_token=token, next_attempt_at=timedelta(seconds=lease_seconds))
+        row.update(claim)
         claimed.append(
             Claimed(row["id"], endpoint.id, event.id, 1, False, endpoint.url, endpoint.secret_sealed, event.body, token)
         )
@@ -164,14 +188,15 @@ def delivery_row(
     event: IncomingEvent,
     endpoint_id: UUID,
     *,
-    now: Any,
+    now: ColumnElement[datetime] | timedelta,
     held: bool,
     is_test: bool = False,
     retry_of: UUID | None = None,
 ) -> dict[str, Any]:
     """The columns of a new delivery, the one source of its rules: due ``now``, held
     (``next_attempt_at`` NULL) or, when the payload is over the limit, ``EXHAUSTED`` at once.
-    ``now`` is the transaction's time as ``func.now()``, or (for ``accept_events``) the offset 0 from it."""
+    ``now`` is the transaction's time as ``func.now()``, or (for ``accept_events``, whose statement
+    adds its times to its own now()) the offset ``_STATEMENT_NOW``."""
     oversized = event.oversized
     return {
         "id": new_id(),
@@ -208,49 +233,24 @@ def add_delivery(
     return delivery
 
 
-def notify_due(session: Session) -> None:
-    """Wake the workers when this transaction commits (PostgreSQL folds repeats into one)."""
-    session.connection().execute(_NOTIFY_DUE)
-
-
-def hold_pending(session: Session, endpoint_id: UUID, *, keep_tests: bool) -> None:
-    """Unschedule the endpoint's unfinished deliveries (pause, disable). Test deliveries stay
-    scheduled on a paused endpoint: they are sent even then."""
-    conditions = [
-        WebhookDelivery.endpoint_id == endpoint_id,
-        WebhookDelivery.next_attempt_at.is_not(None),
-    ]
-    if keep_tests:
-        conditions.append(WebhookDelivery.is_test.is_(False))
-    session.execute(update(WebhookDelivery).where(*conditions).values(next_attempt_at=None))
-
-
-def release_held(session: Session, endpoint_id: UUID) -> None:
-    """Schedule the endpoint's held deliveries now (resume, re-enable)."""
-    released = session.execute(
-        update(WebhookDelivery)
-        .where(
-            WebhookDelivery.endpoint_id == endpoint_id,
-            WebhookDelivery.status.in_(("PENDING", "FAILED")),
-            WebhookDelivery.next_attempt_at.is_(None),
-        )
-        .values(next_attempt_at=func.now())
-    )
-    if released.rowcount:
-        notify_due(session)
-
-
-# Built once: statement construction costs more than the queries on the consumer's path.
-_NOTIFY_DUE = select(func.pg_notify(DELIVERIES_CHANNEL, ""))
-
-_E = WebhookEndpoint
+# Built once: building the statements costs more than running them on the consumer's path.
 _SUBSCRIBERS = (
-    select(_E.id, _E.organization_id, _E.status, _E.event_types, _E.url, _E.secret_sealed)
-    .where(_E.organization_id == func.any(bindparam("organizations", type_=ARRAY(Uuid()))), _E.status != "DISABLED")
-    .order_by(_E.id)
+    select(
+        WebhookEndpoint.id,
+        WebhookEndpoint.organization_id,
+        WebhookEndpoint.status,
+        WebhookEndpoint.event_types,
+        WebhookEndpoint.url,
+        WebhookEndpoint.secret_sealed,
+    )
+    .where(
+        WebhookEndpoint.organization_id == func.any(bindparam("organizations", type_=ARRAY(Uuid()))),
+        WebhookEndpoint.status != "DISABLED",
+    )
+    .order_by(WebhookEndpoint.id)
 )
 
-_EVENT_COLUMNS = {
+_EVENT_COLUMNS: dict[str, TypeEngine[Any]] = {
     "id": Uuid(),
     "organization_id": Uuid(),
     "event_type": String(),
@@ -258,16 +258,18 @@ _EVENT_COLUMNS = {
     "body": Text(),
     "body_bytes": Integer(),
 }
-_EV = unnested("event", _EVENT_COLUMNS)
+_EVENTS_TABLE = Base.metadata.tables[WebhookEvent.__tablename__]
+_EVENT_ROWS = unnested("event", _EVENT_COLUMNS)
 _INSERT_EVENTS = (
-    insert(WebhookEvent.__table__)
-    .from_select(list(_EVENT_COLUMNS), select(*_EV.c))
+    insert(_EVENTS_TABLE)
+    .from_select(list(_EVENT_COLUMNS), select(*_EVENT_ROWS.c))
     .on_conflict_do_nothing(index_elements=["id"])
-    .returning(WebhookEvent.__table__.c.id)
+    .returning(_EVENTS_TABLE.c.id)
 )
 
-_NOW = timedelta(0)  # delivery_row's ``now`` in a batch: the times are offsets from the statement's now()
-_DELIVERY_COLUMNS = {
+# ``delivery_row``'s ``now`` in a batch, which stores its times as offsets from the statement's now()
+_STATEMENT_NOW = timedelta(0)
+_DELIVERY_COLUMNS: dict[str, TypeEngine[Any]] = {
     "id": Uuid(),
     "organization_id": Uuid(),
     "endpoint_id": Uuid(),
@@ -282,9 +284,14 @@ _DELIVERY_COLUMNS = {
     "last_error_message": Text(),
     "completed_at": Interval(),  # offset from now(); NULL: not final
 }
-_DV = unnested("delivery", _DELIVERY_COLUMNS)
+_DELIVERY_ROWS = unnested("delivery", _DELIVERY_COLUMNS)
 _AT_TIMES = {"next_attempt_at", "completed_at"}
-_INSERT_DELIVERIES = insert(WebhookDelivery.__table__).from_select(
+_INSERT_DELIVERIES = insert(Base.metadata.tables[WebhookDelivery.__tablename__]).from_select(
     list(_DELIVERY_COLUMNS),
-    select(*(func.now() + _DV.c[name] if name in _AT_TIMES else _DV.c[name] for name in _DELIVERY_COLUMNS)),
+    select(
+        *(
+            func.now() + _DELIVERY_ROWS.c[name] if name in _AT_TIMES else _DELIVERY_ROWS.c[name]
+            for name in _DELIVERY_COLUMNS
+        )
+    ),
 )

@@ -18,8 +18,8 @@ LineFactory = Callable[..., QuoteSnapshotLine]
 QuoteFactory = Callable[..., QuoteSnapshot]
 
 
-def _ts(*parts: int) -> int:
-    return int(datetime(*parts, tzinfo=UTC).timestamp())
+def _ts(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> int:
+    return int(datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp())
 
 
 def test_the_draft_quote(make_quote: QuoteFactory, now: datetime) -> None:

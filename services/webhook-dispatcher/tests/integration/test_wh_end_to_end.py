@@ -1,7 +1,8 @@
 """The whole events path as separate processes, as in production: rows in the api's outbox, the
 api's relay (``dealpricing-outbox-relay``), RabbitMQ, the dispatcher's worker (``dealpricing-webhooks
 worker``: consumer and deliveries) and a real HTTPS receiver that verifies every signature. RabbitMQ
-is stopped and started mid-run; every event still ends ``SUCCESS`` at the receiver.
+(a private node of this module's, never the machine's shared one) is stopped and started mid-run;
+every event still ends ``SUCCESS`` at the receiver.
 
 The dispatcher's tests import no api code: the api's database is migrated by its command line and
 its outbox is written with plain SQL, as the api's own transactions would write it."""
@@ -25,8 +26,8 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import func, select
 
 from dps_common.events import envelope
-from dps_common.testing.broker import broker_stopped, queue_counts
-from dps_common.testing.services import fresh_database, fresh_vhost
+from dps_common.testing.broker import PrivateBroker, private_broker
+from dps_common.testing.services import fresh_database
 from dps_common.testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
@@ -48,9 +49,14 @@ def api_database() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def amqp_url() -> Iterator[str]:
-    with fresh_vhost("dps_wh_e2e") as url:
-        yield url
+def broker() -> Iterator[PrivateBroker]:
+    with private_broker() as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def amqp_url(broker: PrivateBroker) -> str:
+    return broker.url
 
 
 @pytest.fixture(scope="module")
@@ -108,16 +114,16 @@ def wait_for(condition, what: str) -> None:
         time.sleep(0.2)
 
 
-def queue_declared(amqp_url: str) -> bool:
+def queue_declared(broker: PrivateBroker) -> bool:
     try:
-        queue_counts(amqp_url, EVENTS_QUEUE)
+        broker.queue_counts(EVENTS_QUEUE)
     except LookupError:
         return False
     return True
 
 
 def test_every_event_ends_success_at_the_receiver_across_a_broker_restart(
-    api_database, amqp_url, dispatcher_env, store, tls_files
+    api_database, amqp_url, broker, dispatcher_env, store, tls_files
 ) -> None:
     organization_id = uuid4()
     with ExitStack() as stack:
@@ -125,7 +131,7 @@ def test_every_event_ends_success_at_the_receiver_across_a_broker_restart(
         endpoint_id, secret = store.endpoint(receiver.url("/e2e"), organization_id=organization_id)
         receiver.secrets.append(secret)
         stack.enter_context(process([str(BIN / "dealpricing-webhooks"), "worker"], dispatcher_env))
-        wait_for(lambda: queue_declared(amqp_url), "the worker's consumer declared its queue")
+        wait_for(lambda: queue_declared(broker), "the worker's consumer declared its queue")
         relay_env = {"DATABASE_URL": api_database, "AMQP_URL": amqp_url, "LOG_LEVEL": "WARNING"}
         stack.enter_context(process([str(BIN / "dealpricing-outbox-relay")], relay_env))
 
@@ -135,7 +141,7 @@ def test_every_event_ends_success_at_the_receiver_across_a_broker_restart(
         first = write_outbox(api_database, organization_id, 20)
         wait_for(lambda: arrived() >= set(first), "the first events arrived")
         in_flight = write_outbox(api_database, organization_id, 20)  # on their way as the broker stops
-        with broker_stopped():
+        with broker.stopped():
             while_down = write_outbox(api_database, organization_id, 20)
         after = write_outbox(api_database, organization_id, 20)
         every = first + in_flight + while_down + after

@@ -54,8 +54,8 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
 
 def _send_lists_in_binary(dbapi_connection, _record) -> None:
     """Array parameters go in PostgreSQL's binary format: psycopg's text format escapes every element
-    with a regular expression, which costs ~15x more for a batch of JSON bodies (measured: 210 against
-    14 µs per 1.8 KB event). SQLAlchemy renders a cast on every parameter, so the element types hold."""
+    with a regular expression, which dominates the cost of sending a batch of JSON bodies (the figure
+    is in bench/README.md). SQLAlchemy renders a cast on every parameter, so the element types hold."""
     dbapi_connection.adapters.register_dumper(list, ListBinaryDumper)
 
 

@@ -1,12 +1,15 @@
 """Helpers shared by the pricing-quote tests: catalog, opportunities and quotes through the API,
-and the outbox read back."""
+the outbox read back, and render functions held to their response models."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import select
+
+from dps_common.json import dumps, loads
 
 from dps_api.db.models.outbox import OutboxEvent
 
@@ -96,3 +99,25 @@ def quote_events(tx, organization_id, quote_id: str) -> list[str]:
 
 def error_fields(resp) -> list[str]:
     return [e["field"] for e in resp.json.get("errors", [])]
+
+
+def _no_undocumented_fields(model: BaseModel, where: str) -> None:
+    """ResponseModel allows extra fields (it only documents): a rendered field the model does not
+    declare lands in ``model_extra``, which must stay empty at every level."""
+    assert not model.model_extra, f"{where}: rendered but not documented: {sorted(model.model_extra)}"
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            if isinstance(item, BaseModel):
+                _no_undocumented_fields(item, f"{where}.{name}[{i}]" if isinstance(value, list) else f"{where}.{name}")
+
+
+def assert_documented(model: type[BaseModel], rendered: dict[str, Any]) -> None:
+    """``rendered`` (a render function's output) is exactly what ``model`` documents: in strict mode
+    (enums as their members, dates as dates, no coercion), no undocumented field at any level, and the
+    JSON a client receives validates too."""
+    _no_undocumented_fields(model.model_validate(rendered, strict=True), model.__name__)
+    wire = dumps(rendered)
+    _no_undocumented_fields(model.model_validate_json(wire, strict=True), model.__name__)
+    assert set(loads(wire)) == set(model.model_fields), model.__name__  # every documented field is sent

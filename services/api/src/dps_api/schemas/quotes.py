@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import MISSING, Field, StringConstraints
 
 from dps_api.domain.money import format_decimal, format_money, format_price
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
@@ -52,10 +52,10 @@ class QuoteLineCreate(RequestModel):
 class QuoteLineUpdate(RequestModel):
     """Partial: only the fields sent change. customName is cleared by sending null."""
 
-    quantity: Quantity = UNSENT
-    customName: CustomName | None = UNSENT
-    discountPercent: DiscountPercent = unsent(description=_PRICE_DOC)
-    netUnitPrice: NetUnitPrice = unsent(description=_PRICE_DOC)
+    quantity: Quantity | MISSING = UNSENT
+    customName: CustomName | None | MISSING = UNSENT
+    discountPercent: DiscountPercent | MISSING = unsent(description=_PRICE_DOC)
+    netUnitPrice: NetUnitPrice | MISSING = unsent(description=_PRICE_DOC)
 
 
 class QuoteCreate(RequestModel):
@@ -84,15 +84,15 @@ class QuoteUpdate(RequestModel):
     Changing currency or pricebookId re-prices every line at its pinned product version, keeping each
     line's discount percent. Editing an APPROVED or REJECTED quote returns it to DRAFT."""
 
-    name: Name = UNSENT
-    opportunityId: UUID | None = UNSENT
-    ownerUserId: UUID = unsent(description="Another user of the organization needs an admin key.")
-    currency: CurrencyCode = UNSENT
-    billingFrequency: BillingFrequency = UNSENT
-    subscriptionTermMonths: TermMonths = UNSENT
-    startDate: date | None = UNSENT
-    endDate: date | None = UNSENT
-    pricebookId: UUID | None = unsent(description="null: product list prices from now on.")
+    name: Name | MISSING = UNSENT
+    opportunityId: UUID | None | MISSING = UNSENT
+    ownerUserId: UUID | MISSING = unsent(description="Another user of the organization needs an admin key.")
+    currency: CurrencyCode | MISSING = UNSENT
+    billingFrequency: BillingFrequency | MISSING = UNSENT
+    subscriptionTermMonths: TermMonths | MISSING = UNSENT
+    startDate: date | None | MISSING = UNSENT
+    endDate: date | None | MISSING = UNSENT
+    pricebookId: UUID | None | MISSING = unsent(description="null: product list prices from now on.")
 
 
 class QuoteLine(ResponseModel):

@@ -1,0 +1,65 @@
+"""``render_quote`` against the response models that document it (``PricingQuote``, ``QuoteSummary``),
+on real quotes: the OpenAPI document and the JSON cannot drift apart."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from dps_common.json import dumps, loads
+from dps_common.paging import PageRequest
+
+from dps_api.schemas.quotes import PricingQuote, QuoteSummary, render_quote
+from dps_api.services.quotes import QuoteFilters, QuoteService
+
+from quote_helpers import QUOTES, assert_documented, create_quote, opportunity, product, quote_body
+
+
+@pytest.fixture
+def service(app) -> QuoteService:
+    return QuoteService(app.context.tx, app.context.now)
+
+
+@pytest.fixture
+def quote(client, org) -> dict:
+    """Every kind of line and every optional header field set."""
+    tiered = product(
+        client, org, priceModel="TIERED", tiers={"USD": [{"upTo": "10", "unitPrice": "9"}, {"upTo": None, "unitPrice": "7"}]}
+    )
+    fee = product(client, org, priceModel="ONE_TIME_FEE", prices={"USD": "500.00"}, shortName="Setup")
+    annual = product(client, org, priceFrequency="ANNUAL", prices={"USD": "1200.00"})
+    body = quote_body(
+        {"productId": tiered["id"], "quantity": "12", "customName": "Seats"},
+        {"productId": fee["id"], "netUnitPrice": "450"},
+        {"productId": annual["id"], "discountPercent": "12.5"},
+        billingFrequency="QUARTERLY",
+        opportunityId=opportunity(client, org)["id"],
+        startDate="2027-01-01",
+        endDate="2027-12-31",
+    )
+    return create_quote(client, org.user, body)
+
+
+def test_a_quote_with_its_lines_renders_as_a_pricing_quote(service, client, org, quote):
+    view = service.get(_principal(client, org), uuid.UUID(quote["id"]))
+    rendered = render_quote(view)
+    assert_documented(PricingQuote, rendered)
+    assert loads(dumps(rendered)) == quote == client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.viewer.headers).json
+
+
+def test_a_list_item_renders_as_a_quote_summary(service, client, org, quote):
+    [view] = service.list(_principal(client, org), QuoteFilters(), PageRequest(10, None))
+    rendered = render_quote(view)
+    assert "lines" not in rendered
+    assert_documented(QuoteSummary, rendered)
+    assert loads(dumps(rendered)) == {k: v for k, v in quote.items() if k != "lines"}
+
+
+def test_an_empty_quote_without_optional_fields_renders_as_documented(service, client, org):
+    created = create_quote(client, org.user, quote_body())
+    assert_documented(PricingQuote, render_quote(service.get(_principal(client, org), uuid.UUID(created["id"]))))
+
+
+def _principal(client, org):
+    return client.app.context.authenticator.authenticate(org.user.key)

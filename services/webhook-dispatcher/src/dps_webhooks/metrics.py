@@ -1,8 +1,9 @@
 """The worker's Prometheus metrics (``dps_webhooks_*``), served on its ``/metrics`` when
 ``WEBHOOK_WORKER_METRICS_PORT`` is set.
 
-Labels take a few fixed values, never ids or URLs. The labelled children are fetched once, here: the
-worker records hundreds of attempts a second, and each then costs one ``inc`` or ``observe``.
+Labels take a few fixed values, never ids or URLs. The labelled children are fetched once, here:
+recording an attempt is on the worker's hot path, and ``labels()`` validates and takes a lock on every
+call, so each attempt costs one ``inc`` or ``observe`` and nothing more.
 """
 
 from __future__ import annotations

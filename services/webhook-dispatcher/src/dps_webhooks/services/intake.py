@@ -129,7 +129,7 @@ def accept_events(
     ]
     # offsets from the statement's now(): one clock for every row, no round trip to read it
     rows = [
-        delivery_row(event, endpoint.id, now=_STATEMENT_NOW, held=endpoint.status != "ACTIVE")
+        delivery_row(event, endpoint.id, now=_NO_OFFSET, held=endpoint.status != "ACTIVE")
         for event, endpoint in pairs
     ]
     due = [i for i, row in enumerate(rows) if row["next_attempt_at"] is not None]
@@ -196,7 +196,7 @@ def delivery_row(
     """The columns of a new delivery, the one source of its rules: due ``now``, held
     (``next_attempt_at`` NULL) or, when the payload is over the limit, ``EXHAUSTED`` at once.
     ``now`` is the transaction's time as ``func.now()``, or (for ``accept_events``, whose statement
-    adds its times to its own now()) the offset ``_STATEMENT_NOW``."""
+    adds its times to its own now()) the offset ``_NO_OFFSET``."""
     oversized = event.oversized
     return {
         "id": new_id(),
@@ -268,7 +268,7 @@ _INSERT_EVENTS = (
 )
 
 # ``delivery_row``'s ``now`` in a batch, which stores its times as offsets from the statement's now()
-_STATEMENT_NOW = timedelta(0)
+_NO_OFFSET = timedelta(0)
 _DELIVERY_COLUMNS: dict[str, TypeEngine[Any]] = {
     "id": Uuid(),
     "organization_id": Uuid(),

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import falcon
 from sqlalchemy import text
 
 from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.db import Transactions, make_engine
-from dps_common.http.app import Api
+from dps_common.http.app import Api, ServiceApp
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
@@ -32,7 +31,7 @@ def build_context(settings: Settings, tx: Transactions) -> AppContext:
     return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now)
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None) -> falcon.App:
+def create_app(settings: Settings, *, tx: Transactions | None = None) -> ServiceApp:
     """``tx`` lets tests run every use case inside their own outer transaction."""
     if tx is None:
         engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-api")
@@ -43,6 +42,13 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> falcon.
     api.publish_openapi("Deal Pricing Service API", API_VERSION)
     api.app.context = ctx  # tests and tools reach the wiring here
     return api.app
+
+
+def context_of(app: ServiceApp) -> AppContext:
+    """The wiring of an app made by ``create_app``."""
+    if not isinstance(app.context, AppContext):
+        raise TypeError("not an app made by dps_api.app.create_app")
+    return app.context
 
 
 def _ping(tx: Transactions) -> None:

@@ -1,12 +1,13 @@
 """gunicorn entry point: ``gunicorn 'dps_api.wsgi:create()'``."""
 
 from dps_common import logs
+from dps_common.http.app import ServiceApp
 
 from dps_api.app import create_app
 from dps_api.settings import Settings
 
 
-def create():
+def create() -> ServiceApp:
     settings = Settings.from_env()
     logs.configure(settings.log_level)
     return create_app(settings)

@@ -6,6 +6,7 @@ from argparse import Namespace
 
 from dps_api.cli import render
 from dps_api.cli.render import Output
+from dps_api.db.models.identity import KeyStatus
 from dps_api.services.identity import IdentityService
 
 
@@ -43,7 +44,7 @@ def keys_rotate(args: Namespace, identity: IdentityService, out: Output) -> None
 
 def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None:
     identity.revoke_key(args.key)
-    out.record("Revoked API key", {"id": args.key, "status": "revoked"})
+    out.record("Revoked API key", {"id": args.key, "status": KeyStatus.REVOKED})
     # spec section 5: running services may keep a cached lookup for up to 10 minutes
     out.warn("Note: running services can accept this key until their key cache expires (at most 10 minutes).")
 

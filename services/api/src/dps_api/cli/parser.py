@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from uuid import UUID
 
 from dps_api.cli import commands
+from dps_api.cli.render import Output
+from dps_api.services.identity import IdentityService
+
+Handler = Callable[[argparse.Namespace, IdentityService, Output], None]
 
 ROLES_HELP = "admin, user or 'view only' (view_only and view-only are accepted too)"
 
@@ -44,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", default=False, help="print JSON (for scripts)")
     groups = parser.add_subparsers(dest="group", required=True, metavar="{orgs,users,keys,migrate}")
 
-    def action(group, name: str, handler, help_text: str) -> argparse.ArgumentParser:
+    def action(
+        group: argparse._SubParsersAction[argparse.ArgumentParser], name: str, handler: Handler, help_text: str
+    ) -> argparse.ArgumentParser:
         sub = group.add_parser(name, help=help_text, description=help_text, parents=[leaf_options])
         sub.set_defaults(handler=handler)
         return sub

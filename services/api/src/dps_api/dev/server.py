@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy.exc import OperationalError
@@ -23,7 +24,7 @@ from dps_api.db.migrate import upgrade
 from dps_api.dev.database import Database, database, sibling_database
 from dps_api.dev.processes import Supervisor
 from dps_api.dev.secrets_file import load_secrets
-from dps_api.seed import SeedError, seed_and_issue_admin_key
+from dps_api.seed import DemoSeed, SeedError, seed_and_issue_admin_key
 from dps_api.settings import Settings
 
 BIN = Path(sys.executable).parent
@@ -77,7 +78,7 @@ def run() -> int:
         return serve(api_env, webhooks_env, lambda: print(banner(env, demo, db, run_dir), flush=True))
 
 
-def serve(api_env: dict[str, str], webhooks_env: dict[str, str], on_ready) -> int:
+def serve(api_env: dict[str, str], webhooks_env: dict[str, str], on_ready: Callable[[], None]) -> int:
     supervisor = Supervisor()
     try:
         api = supervisor.start("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env)
@@ -116,7 +117,7 @@ def _base(env: dict[str, str], port: str) -> str:
     return f"http://{host}:{port}"
 
 
-def banner(env: dict[str, str], demo, db: Database, run_dir: Path) -> str:
+def banner(env: dict[str, str], demo: DemoSeed, db: Database, run_dir: Path) -> str:
     api = f"{_base(env, env['PORT'])}/external/v1"
     hooks = f"{_base(env, env['WEBHOOKS_PORT'])}/external/v1"
     key = demo.admin_key

@@ -6,7 +6,7 @@ from dps_common.http.app import Api
 from dps_common.http.operations import Operation
 
 from dps_api.context import AppContext
-from dps_api.schemas.whoami import Whoami
+from dps_api.schemas.whoami import Whoami, render_whoami
 
 
 class WhoamiResource:
@@ -21,8 +21,7 @@ class WhoamiResource:
     }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        principal = req.context.principal
-        resp.media = {"organization": {"id": str(principal.organization_id), "name": principal.organization_name}}
+        resp.media = render_whoami(req.context.principal)
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
 
-import falcon
 import falcon.testing
 
+from dps_common.auth.scopes import Role
 from dps_common.db import Transactions, make_engine
+from dps_common.http.app import ServiceApp
 
-from dps_api.app import create_app
+from dps_api.app import context_of, create_app
 from dps_api.seed import data
-from dps_api.seed.client import DemoApi, SeedError, Tally
+from dps_api.seed.client import DemoApi, Json, SeedError, Tally
 from dps_api.services.identity import IdentityService, IssuedKey
 from dps_api.settings import Settings
 
@@ -45,18 +46,18 @@ class DemoSeed(Tally):
     admin_key: str | None = None  # set by ``seed_and_issue_admin_key`` only
 
 
-def seed_demo(app: falcon.App) -> DemoSeed:
+def seed_demo(app: ServiceApp) -> DemoSeed:
     """Seed the demo organization into the database behind ``app`` (from ``create_app``)."""
-    ctx = app.context
+    ctx = context_of(app)
     identity = IdentityService(ctx.tx, ctx.settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
     demo = DemoSeed()
-    _ensure_identity(identity, demo)
+    organization_id = _ensure_identity(identity, demo)
     issued: list[IssuedKey] = []
 
     def key_of(label: str) -> Callable[[], str]:
         def issue() -> str:
             user_id, role = demo.users[label], data.ACTORS[label]
-            issued.append(identity.issue_key(demo.organization_id, user_id, role, "demo seed (revoked after use)"))
+            issued.append(identity.issue_key(organization_id, user_id, role, "demo seed (revoked after use)"))
             return issued[-1].secret
 
         return issue
@@ -81,16 +82,30 @@ def seed_and_issue_admin_key(settings: Settings) -> DemoSeed:
     try:
         app = create_app(settings, tx=tx)
         demo = seed_demo(app)
-        ctx = app.context
+        ctx = context_of(app)
         identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        demo.admin_key = identity.issue_key(demo.organization_id, demo.users["admin"], "admin", f"make run {stamp}").secret
+        admin_id = demo.users["admin"]
+        organization_id = _seeded(demo.organization_id)
+        demo.admin_key = identity.issue_key(organization_id, admin_id, Role.ADMIN, f"make run {stamp}").secret
         return demo
     finally:
         tx.dispose()
 
 
-def _ensure_identity(identity: IdentityService, demo: DemoSeed) -> None:
+def _seeded(organization_id: UUID | None) -> UUID:
+    if organization_id is None:
+        raise SeedError("the demo organization was not seeded")
+    return organization_id
+
+
+def _field_is(key: str, value: object) -> Callable[[Json], bool]:
+    """Matches listed items whose ``key`` holds ``value`` (a natural key)."""
+    return lambda item: item[key] == value
+
+
+def _ensure_identity(identity: IdentityService, demo: DemoSeed) -> UUID:
+    """The demo organization's id, with its users (created where missing)."""
     org = next((o for o in identity.list_organizations() if o.name == data.ORGANIZATION), None)
     if org is None:
         org = identity.create_organization(data.ORGANIZATION)
@@ -106,38 +121,39 @@ def _ensure_identity(identity: IdentityService, demo: DemoSeed) -> None:
         else:
             demo.users[label] = identity.create_user(org.id, email, name, role).id
             demo.created += 1
+    return org.id
 
 
 def _seed_catalog(admin: DemoApi, demo: DemoSeed) -> None:
-    for body in data.PRODUCTS:
-        product = admin.ensure("/products", "products", lambda p, s=body["specId"]: p["specId"] == s, body)
-        demo.products[body["specId"]] = product["id"]
+    for product_body in data.PRODUCTS:
+        product = admin.ensure("/products", "products", _field_is("specId", product_body["specId"]), product_body)
+        demo.products[product_body["specId"]] = product["id"]
     entries = [
         {"productId": demo.products[p["specId"]], "unitPrice": p["listPrices"][data.PRICEBOOK["currency"]]}
         for p in data.PRODUCTS
         if p.get("active", True) and data.PRICEBOOK["currency"] in p["listPrices"]
     ]
-    body = {**data.PRICEBOOK, "assignedUserIds": [str(demo.users["rep"])], "entries": entries}
-    demo.pricebook_id = admin.named("/pricebooks", "pricebooks", body)["id"]
+    pricebook = {**data.PRICEBOOK, "assignedUserIds": [str(demo.users["rep"])], "entries": entries}
+    demo.pricebook_id = admin.named("/pricebooks", "pricebooks", pricebook)["id"]
 
 
 def _seed_opportunities(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
     """Looked up as the admin; created by the rep, who thereby owns them."""
-    for body in data.OPPORTUNITIES:
-        found = admin.find("/opportunities", "opportunities", lambda o: True, crmId=body["crmId"])
+    for opportunity in data.OPPORTUNITIES:
+        found = admin.find("/opportunities", "opportunities", lambda o: True, crmId=opportunity["crmId"])
         if found is None:
-            found = rep.call("POST", "/opportunities", body)
+            found = rep.call("POST", "/opportunities", opportunity)
             demo.created += 1
         else:
             demo.kept += 1
-        demo.opportunities[body["crmId"]] = found["id"]
+        demo.opportunities[opportunity["crmId"]] = found["id"]
     group = data.DEAL_GROUP
     members = [demo.opportunities[crm_id] for crm_id in group["crmIds"]]
     existing = admin.call("GET", "/deal-groups", params={"opportunityId": members[0]})["dealGroups"]
     found = next((g for g in existing if g["name"] == group["name"]), None)
     if found is None:
-        body = {"name": group["name"], "description": group["description"], "opportunityIds": members}
-        found = admin.call("POST", "/deal-groups", body)
+        deal_group = {"name": group["name"], "description": group["description"], "opportunityIds": members}
+        found = admin.call("POST", "/deal-groups", deal_group)
         demo.created += 1
     else:
         demo.kept += 1
@@ -146,10 +162,10 @@ def _seed_opportunities(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
 
 def _seed_approval_config(admin: DemoApi, demo: DemoSeed) -> None:
     for name, (members, required) in data.APPROVAL_GROUPS.items():
-        body = {"name": name, "memberUserIds": [str(demo.users[m]) for m in members], "requiredApprovals": required}
-        demo.approval_groups[name] = admin.named("/approval-groups", "approvalGroups", body)["id"]
-    for body in data.RULE_GROUPS:
-        demo.rule_groups[body["name"]] = admin.named("/approval-rule-groups", "approvalRuleGroups", body)["id"]
+        group = {"name": name, "memberUserIds": [str(demo.users[m]) for m in members], "requiredApprovals": required}
+        demo.approval_groups[name] = admin.named("/approval-groups", "approvalGroups", group)["id"]
+    for rule_group in data.RULE_GROUPS:
+        demo.rule_groups[rule_group["name"]] = admin.named("/approval-rule-groups", "approvalRuleGroups", rule_group)["id"]
     for rule in data.RULES:
         body = {
             "name": rule["name"],
@@ -164,7 +180,7 @@ def _seed_quotes(admin: DemoApi, rep: DemoApi, demo: DemoSeed) -> None:
     """Looked up as the admin; created by the rep, who thereby owns them."""
     owner = str(demo.users["rep"])
     for quote in data.QUOTES:
-        found = admin.find("/pricing-quotes", "pricingQuotes", lambda q: q["name"] == quote["name"], ownerUserId=owner)
+        found = admin.find("/pricing-quotes", "pricingQuotes", _field_is("name", quote["name"]), ownerUserId=owner)
         if found is not None:
             demo.kept += 1
             demo.quotes[quote["name"]] = found["id"]

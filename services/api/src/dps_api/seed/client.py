@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import falcon.testing
 
 PREFIX = "/external/v1"
+Json = dict[str, Any]  # a request or response body
 
 
 class SeedError(RuntimeError):
@@ -31,16 +32,17 @@ class DemoApi:
         self._key: str | None = None
         self._tally = tally
 
-    def call(self, method: str, path: str, body: dict | None = None, params: dict | None = None) -> Any:
+    def call(self, method: str, path: str, body: Mapping[str, object] | None = None, params: dict[str, Any] | None = None) -> Json:
         if self._key is None:
             self._key = self._issue_key()
         headers = {"x-api-key": self._key}
         resp = self._client.simulate_request(method, PREFIX + path, headers=headers, json=body, params=params)
         if resp.status_code not in (200, 201):
             raise SeedError(f"the demo seed failed: {method} {path} answered {resp.status_code}: {resp.text}")
-        return resp.json
+        answer: Json = resp.json
+        return answer
 
-    def walk(self, path: str, collection: str, **filters: Any) -> Iterator[dict]:
+    def walk(self, path: str, collection: str, **filters: Any) -> Iterator[Json]:
         params: dict[str, Any] = {**filters, "limit": 100}
         while True:
             page = self.call("GET", path, params=params)
@@ -49,10 +51,10 @@ class DemoApi:
                 return
             params["cursor"] = page["nextCursor"]
 
-    def find(self, path: str, collection: str, match: Callable[[dict], bool], **filters: Any) -> dict | None:
+    def find(self, path: str, collection: str, match: Callable[[Json], bool], **filters: Any) -> Json | None:
         return next((item for item in self.walk(path, collection, **filters) if match(item)), None)
 
-    def ensure(self, path: str, collection: str, match: Callable[[dict], bool], body: dict, **filters: Any) -> dict:
+    def ensure(self, path: str, collection: str, match: Callable[[Json], bool], body: Mapping[str, object], **filters: Any) -> Json:
         """The first listed item ``match`` accepts, else the one created from ``body``."""
         found = self.find(path, collection, match, **filters)
         if found is not None:
@@ -61,5 +63,5 @@ class DemoApi:
         self._tally.created += 1
         return self.call("POST", path, body)
 
-    def named(self, path: str, collection: str, body: dict, **filters: Any) -> dict:
+    def named(self, path: str, collection: str, body: Mapping[str, object], **filters: Any) -> Json:
         return self.ensure(path, collection, lambda item: item["name"] == body["name"], body, **filters)

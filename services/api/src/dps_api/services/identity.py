@@ -22,7 +22,7 @@ from dps_common.auth.scopes import Role
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, ValidationFailed, not_found
 
-from dps_api.db.models.identity import ApiKey, Organization, User
+from dps_api.db.models.identity import ApiKey, KeyStatus, Organization, User
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,16 @@ class IssuedKey:
 
     id: UUID
     name: str
-    role: str
+    role: Role
     user_id: UUID
     key_prefix: str
     secret: str
 
 
-def parse_role(raw: str) -> Role:
+def parse_role(raw: Role | str) -> Role:
+    """A role, also in the spellings people type: ``view_only``, ``View-Only``."""
+    if isinstance(raw, Role):
+        return raw
     try:
         return Role(raw.replace("_", " ").replace("-", " ").lower())
     except ValueError:
@@ -56,7 +59,7 @@ class DatabaseKeyStore:
             row = session.execute(
                 select(ApiKey.id, ApiKey.secret_hash, ApiKey.role, ApiKey.user_id, ApiKey.organization_id, Organization.name)
                 .join(Organization, Organization.id == ApiKey.organization_id)
-                .where(ApiKey.key_id == key_id, ApiKey.status == "active")
+                .where(ApiKey.key_id == key_id, ApiKey.status == KeyStatus.ACTIVE)
             ).one_or_none()
             if row is None:
                 return None
@@ -86,7 +89,7 @@ class IdentityService:
         with self._tx.read() as session:
             return list(session.scalars(select(Organization).order_by(Organization.id)))
 
-    def create_user(self, organization_id: UUID, email: str, name: str, role: str) -> User:
+    def create_user(self, organization_id: UUID, email: str, name: str, role: Role | str) -> User:
         role_value = parse_role(role)
         with self._tx() as session:
             if session.get(Organization, organization_id) is None:
@@ -104,7 +107,7 @@ class IdentityService:
             _require_organization(session, organization_id)
             return list(session.scalars(select(User).where(User.organization_id == organization_id).order_by(User.id)))
 
-    def issue_key(self, organization_id: UUID, user_id: UUID, role: str, name: str) -> IssuedKey:
+    def issue_key(self, organization_id: UUID, user_id: UUID, role: Role | str, name: str) -> IssuedKey:
         role_value = parse_role(role)
         with self._tx() as session:
             user = session.get(User, user_id)
@@ -118,23 +121,25 @@ class IdentityService:
                 role=role_value.value,
                 key_id=key_id,
                 secret_hash=hash_secret(self._pepper, secret),
-                status="active",
+                status=KeyStatus.ACTIVE,
             )
             session.add(key)
             session.flush()
-            return IssuedKey(key.id, name, key.role, user_id, f"dps_{key_id}", format_key(key_id, secret))
+            return IssuedKey(key.id, name, role_value, user_id, f"dps_{key_id}", format_key(key_id, secret))
 
     def rotate_key(self, key_row_id: UUID) -> IssuedKey:
         """A new key id and secret on the same key; the old value stops working."""
         with self._tx() as session:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
-            if key is None or key.status != "active":
+            if key is None or key.status != KeyStatus.ACTIVE:
                 raise not_found("Active API key")
             old_key_id = key.key_id
             key.key_id, secret = generate_key_id(), generate_secret()
             key.secret_hash = hash_secret(self._pepper, secret)
             key.rotated_at = self._now()
-            issued = IssuedKey(key.id, key.name, key.role, key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret))
+            issued = IssuedKey(
+                key.id, key.name, Role(key.role), key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret)
+            )
         self._forget_key(old_key_id)
         return issued
 
@@ -143,7 +148,7 @@ class IdentityService:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
             if key is None:
                 raise not_found("API key")
-            key.status = "revoked"
+            key.status = KeyStatus.REVOKED
             key.revoked_at = key.revoked_at or self._now()
             key_id = key.key_id
         self._forget_key(key_id)

@@ -6,6 +6,7 @@ import falcon.testing
 import pytest
 
 from dps_api.app import create_app
+from dps_api.routes import RESOURCE_MODULES
 
 TOKEN = "introspection-token-0123456789abcdef0123456789"
 URL = "/internal/v1/key-introspection"
@@ -54,3 +55,8 @@ def test_not_served_without_a_configured_token_nor_documented(settings, tx):
     plain = falcon.testing.TestClient(create_app(settings, tx=tx))
     assert plain.simulate_post(URL, json={"key": "x"}).status_code == 404
     assert not any("internal" in path for path in plain.simulate_get("/external/v1/openapi.json").json["paths"])
+
+
+def test_every_resource_module_is_registered_once():
+    # a second registration silently replaces the first route (and doubles its start-up work)
+    assert len(RESOURCE_MODULES) == len(set(RESOURCE_MODULES))

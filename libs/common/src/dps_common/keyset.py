@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import Select, tuple_
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from dps_common.paging import InvalidCursor, PageRequest
@@ -23,17 +25,18 @@ def resume_after(page: PageRequest, convert: list[Any]) -> list[Any] | None:
         raise InvalidCursor("The cursor is malformed.") from None
 
 
-_Row = TypeVar("_Row", bound=tuple[Any, ...])
+_Select = TypeVar("_Select", bound=Select[Any])
+SortColumn = ColumnElement[Any] | QueryableAttribute[Any]
 
 
 def keyset(
-    stmt: Select[_Row],
-    columns: list[ColumnElement[Any]],
+    stmt: _Select,
+    columns: Sequence[SortColumn],
     page: PageRequest,
     *,
     descending: bool = False,
     convert: list[Any] | None = None,
-) -> Select[_Row]:
+) -> _Select:
     """Order ``stmt`` by ``columns`` and resume after ``page.after``.
 
     ``convert`` turns each cursor value (JSON) back into the column's Python type (``UUID``, ...).

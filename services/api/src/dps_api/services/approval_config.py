@@ -128,15 +128,9 @@ def _group_view(group: ApprovalGroup, member_ids: Collection[UUID]) -> ApprovalG
 
 
 def _rule_view(rule: ApprovalRule) -> ApprovalRuleView:
+    condition = rule_condition(rule)
     return ApprovalRuleView(
-        rule.id,
-        rule.name,
-        rule_condition(rule),
-        rule.approval_group_id,
-        rule.rule_group_id,
-        rule.active,
-        rule.created_at,
-        rule.updated_at,
+        rule.id, rule.name, condition, rule.approval_group_id, rule.rule_group_id, rule.active, rule.created_at, rule.updated_at
     )
 
 
@@ -279,9 +273,7 @@ class ApprovalConfigService:
         org_id = principal.organization_id
         condition = _checked(command.condition)
         with self._tx() as session:
-            _check_reference(
-                session, ApprovalGroup, org_id, command.approval_group_id, "approvalGroupId", "approval group"
-            )
+            _check_reference(session, ApprovalGroup, org_id, command.approval_group_id, "approvalGroupId", "approval group")
             if command.rule_group_id is not None:
                 _check_reference(
                     session, ApprovalRuleGroup, org_id, command.rule_group_id, "ruleGroupId", "approval rule group"

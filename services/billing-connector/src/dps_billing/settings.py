@@ -16,6 +16,7 @@ from dps_common.settings import Env
 
 STRIPE_API_URL = "https://api.stripe.com"
 STRIPE_MARKETPLACE_URL = "https://marketplace.stripe.com"
+STRIPE_DASHBOARD_URL = "https://dashboard.stripe.com"
 MAX_STATE_TTL_SECONDS = 600.0  # an authorize link is good for at most 10 minutes
 
 
@@ -33,9 +34,11 @@ class Settings:
     billing_state_secret: bytes  # HMAC key signing the authorize state
     billing_api_url: str = STRIPE_API_URL
     billing_marketplace_url: str = STRIPE_MARKETPLACE_URL
+    billing_dashboard_url: str = STRIPE_DASHBOARD_URL  # review pages: {url}/{test/}quotes/{id}
     billing_livemode: bool = False
     billing_rate_per_second: float = 20.0  # per account, shared by every worker (Stripe test mode: 25 writes/s)
     state_ttl_seconds: float = MAX_STATE_TTL_SECONDS
+    return_url: str = "/"  # the callback page's link back (the application's integration settings)
     api_ca_file: str = ""  # CA bundle for the api's certificate (empty: the system's)
     push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
     push_poll_interval_seconds: float = 1.0
@@ -60,11 +63,13 @@ class Settings:
             billing_state_secret=env.secret("BILLING_STATE_SECRET"),
             billing_api_url=_http_url(env, "BILLING_API_URL", STRIPE_API_URL),
             billing_marketplace_url=_http_url(env, "BILLING_MARKETPLACE_URL", STRIPE_MARKETPLACE_URL),
+            billing_dashboard_url=_http_url(env, "BILLING_DASHBOARD_URL", STRIPE_DASHBOARD_URL),
             billing_livemode=_bool(env, "BILLING_LIVEMODE", False),
             billing_rate_per_second=env.float("BILLING_RATE_PER_SECOND", 20.0, minimum=0.1, maximum=100),
             state_ttl_seconds=env.float(
                 "BILLING_STATE_TTL_SECONDS", MAX_STATE_TTL_SECONDS, minimum=1, maximum=MAX_STATE_TTL_SECONDS
             ),
+            return_url=env.optional("BILLING_RETURN_URL") or "/",
             api_ca_file=env.optional("API_CA_FILE"),
             push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),

@@ -7,6 +7,7 @@ Revises:
 
 import sqlalchemy as sa
 from alembic import op
+from alembic.operations import Operations
 from sqlalchemy.dialects import postgresql
 
 from dps_common.outbox.migration import create_outbox, drop_outbox
@@ -131,11 +132,11 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("account_id", name="pk_billing_pacer_slots"),
     )
 
-    create_outbox(op)
+    create_outbox(Operations(op.get_context()))  # the Operations object behind the ``op`` proxy
 
 
 def downgrade() -> None:
-    drop_outbox(op)
+    drop_outbox(Operations(op.get_context()))
     op.drop_table("billing_pacer_slots")
     op.drop_table("billing_push_objects")
     op.drop_index("ix_billing_pushes_claimable", table_name="billing_pushes")

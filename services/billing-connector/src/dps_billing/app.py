@@ -1,0 +1,100 @@
+"""The connector's composition root: ``create_app(settings)`` wires the HTTP side; nothing connects
+at import. API keys are checked by the api (key introspection), behind the shared TTL cache; quotes
+are read from the api's internal snapshot."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import falcon
+from sqlalchemy import text
+
+from dps_common.auth.cache import TtlCache
+from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.db import Transactions, make_engine
+from dps_common.http.app import API_PREFIX, Api
+from dps_common.http.openapi import build_document
+from dps_common.paging import CursorCodec
+
+from dps_billing.context import AppContext
+from dps_billing.platform.oauth import AppOAuth
+from dps_billing.routes import add_routes
+from dps_billing.services.ports import OAuthApp
+from dps_billing.settings import Settings
+from dps_billing.snapshots import SnapshotReader
+from dps_billing.tokens import TokenSealer
+
+API_VERSION = "1.0.0"
+TITLE = "Deal Pricing Service API: billing"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def make_transactions(settings: Settings, application_name: str) -> Transactions:
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
+    return Transactions.for_engine(engine)
+
+
+def make_oauth(settings: Settings) -> AppOAuth:
+    return AppOAuth(
+        api_url=settings.billing_api_url, secret_key=settings.billing_secret_key, client_id=settings.billing_client_id
+    )
+
+
+def make_snapshots(settings: Settings) -> SnapshotReader:
+    return SnapshotReader(settings.api_url, settings.internal_api_token, verify=settings.api_ca_file or True)
+
+
+def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAuthApp | None = None) -> falcon.App[falcon.Request, falcon.Response]:
+    """``tx`` lets tests run every use case inside their own outer transaction."""
+    tx = tx or make_transactions(settings, "dps-billing-http")
+    ctx = AppContext(
+        settings=settings,
+        tx=tx,
+        cursors=CursorCodec(settings.cursor_secret),
+        sealer=TokenSealer(settings.billing_token_key),
+        oauth=oauth or make_oauth(settings),
+        snapshots=make_snapshots(settings),
+        now=utc_now,
+    )
+    authenticator = IntrospectingAuthenticator(
+        settings.api_url,
+        settings.internal_api_token,
+        TtlCache(settings.key_cache_ttl_seconds),
+        verify=settings.api_ca_file or True,
+    )
+    api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
+    add_routes(api, ctx)
+    _publish_openapi(api)
+    api.app.context = ctx
+    return api.app
+
+
+def _publish_openapi(api: Api) -> None:
+    """The shared document, except that the operations of public resources (the browser's callback,
+    the platform's signed webhooks) ask for no API key."""
+    document = build_document(TITLE, API_VERSION, API_PREFIX, api.routes)
+    for path, resource in api.routes:
+        if getattr(resource, "public", False):
+            for operation in document["paths"][path].values():
+                operation["security"] = []
+                operation["responses"].pop("401", None)
+    api.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(document))
+
+
+class _OpenApi:
+    public = True
+
+    def __init__(self, document: dict[str, Any]):
+        self._document = document
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self._document
+
+
+def _ping(tx: Transactions) -> None:
+    with tx.read() as session:
+        session.execute(text("SELECT 1"))

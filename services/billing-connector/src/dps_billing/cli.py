@@ -1,0 +1,43 @@
+"""``dealpricing-billing``: the connector's processes and chores.
+
+- ``migrate``: apply the connector's migrations to DATABASE_URL.
+- ``worker``: run billing pushes (scale this by running more of it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dps_common import logs
+from dps_common.settings import Env, SettingsError
+
+from dps_billing.db.migrate import upgrade
+from dps_billing.settings import Settings
+from dps_billing.worker.loop import run_worker
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dealpricing-billing", description=(__doc__ or "").splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("migrate", help="apply the connector's database migrations")
+    commands.add_parser("worker", help="run billing pushes until stopped")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "migrate":
+            env = Env()
+            url = env.postgres_url("DATABASE_URL")
+            env.check()
+            upgrade(url)
+            return 0
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level)
+    run_worker(settings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

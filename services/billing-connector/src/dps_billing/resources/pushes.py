@@ -1,0 +1,96 @@
+"""``/pricing-quotes/{id}/billing-pushes``: request a push (the quote's owner or an admin), list the
+quote's pushes newest first, read one."""
+
+from __future__ import annotations
+
+import falcon
+
+from dps_common.auth.scopes import Scope
+from dps_common.http.app import Api
+from dps_common.http.operations import Operation, Paging
+from dps_common.http.paging import serve_page
+from dps_common.http.params import path_id
+from dps_common.paging import CursorCodec
+
+from dps_billing.context import AppContext
+from dps_billing.schemas.pushes import BillingPush, BillingPushList
+from dps_billing.services.push_records import WHAT as PUSH
+from dps_billing.services.pushes import PushService
+from dps_billing.snapshots import QUOTE
+
+TAG = "Billing"
+PAGING = Paging(default=50, maximum=500, items_property="billingPushes")
+
+
+class PushesResource:
+    operations = {
+        "POST": Operation(
+            summary="Push the approved quote to the billing platform: products, prices and a draft quote (a job).",
+            scope=Scope.BILLING_PUSH,
+            response=BillingPush,
+            status=202,
+            body_required=False,
+            errors=(409,),
+            tag=TAG,
+            description=(
+                "202 with the new push, queued for a worker; 200 with the push already queued or running for this "
+                "quote (no second one starts). The quote as approved now is what is pushed. 403 `not_quote_owner` "
+                "unless the key's user owns the quote or the key is an admin's (`quotes:any`); 409 "
+                "`quote_not_approved`, `billing_not_connected` or `billing_connection_broken`. The push ends "
+                "`succeeded` (a `billing.quote_pushed` event) or `failed` (`billing.push_failed`, with the reason)."
+            ),
+            operation_id="createBillingPush",
+        ),
+        "GET": Operation(
+            summary="The quote's billing pushes, newest first.",
+            scope=Scope.QUOTES_READ,
+            response=BillingPushList,
+            paging=PAGING,
+            tag=TAG,
+            operation_id="listBillingPushes",
+        ),
+    }
+
+    def __init__(self, service: PushService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
+        record, created = self._service.request_push(req.context.principal, path_id(quote_id, QUOTE))
+        resp.media = record
+        resp.status = falcon.HTTP_202 if created else falcon.HTTP_200
+        resp.location = f"{req.path}/{record['id']}"
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
+        target = path_id(quote_id, QUOTE)
+        principal = req.context.principal
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: self._service.list_pushes(principal, target, page),
+            {"quoteId": target},
+        )
+
+
+class PushResource:
+    operations = {
+        "GET": Operation(
+            summary="One billing push: status, progress, warnings, error, the ids created, the review URL.",
+            scope=Scope.QUOTES_READ,
+            response=BillingPush,
+            tag=TAG,
+            operation_id="getBillingPush",
+        ),
+    }
+
+    def __init__(self, service: PushService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str, push_id: str) -> None:
+        resp.media = self._service.get_push(
+            req.context.principal, path_id(quote_id, QUOTE), path_id(push_id, PUSH)
+        )
+
+
+def register(api: Api, ctx: AppContext) -> None:
+    service = PushService(ctx.tx, ctx.snapshots, ctx.now)
+    api.add("/pricing-quotes/{quote_id}/billing-pushes", PushesResource(service, ctx.cursors))
+    api.add("/pricing-quotes/{quote_id}/billing-pushes/{push_id}", PushResource(service))

@@ -1,0 +1,15 @@
+"""Every route of the connector, added in this one place (one module per resource)."""
+
+from types import ModuleType
+
+from dps_common.http.app import Api
+
+from dps_billing.context import AppContext
+from dps_billing.resources import connection, platform_webhooks, pushes
+
+RESOURCE_MODULES: list[ModuleType] = [connection, platform_webhooks, pushes]
+
+
+def add_routes(api: Api, ctx: AppContext) -> None:
+    for module in RESOURCE_MODULES:
+        module.register(api, ctx)

@@ -1,0 +1,222 @@
+"""The billing platform connection (spec section 3): authorize, the browser's callback, read, and
+disconnect. Admin keys only, except the callback (the platform redirects the admin's browser there).
+
+- ``authorize`` stores a state row and returns the marketplace's authorize URL carrying it, signed.
+- ``callback`` consumes the state row atomically (single use) before anything else, then exchanges
+  the code outside any transaction, then stores the connection with its tokens sealed and a
+  ``billing.connection.connected`` event. Its outcome is data the resource renders as a page.
+- ``disconnect`` asks the platform to deauthorize, then deletes the row (the tokens with it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from sqlalchemy import delete, select, update
+
+from dps_common.auth.principal import Principal
+from dps_common.db import Transactions
+from dps_common.errors import UpstreamFailed
+from dps_common.ids import new_id
+
+from dps_billing.db.models import BillingConnection, OAuthState
+from dps_billing.oauth_state import AuthorizeState, StateRefused, sign_state, verify_state
+from dps_billing.platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
+from dps_billing.services.access import store_grant
+from dps_billing.services.connection_records import (
+    find_connection,
+    load_connection,
+    record_connected,
+    record_removed,
+    render_connection,
+)
+from dps_billing.services.ports import Grant, OAuthApp
+from dps_billing.settings import Settings
+from dps_billing.tokens import TokenSealer
+
+log = logging.getLogger("dps.billing.connection")
+_STATES_KEPT = timedelta(days=1)  # consumed and expired states are deleted after this
+
+
+@dataclass(frozen=True)
+class CallbackOutcome:
+    """What the callback page tells the admin. ``reason``: ``connected``, ``denied``,
+    ``state_invalid``, ``state_expired``, ``state_used``, ``code_missing``, ``code_invalid``,
+    ``platform_refused``, ``platform_unavailable`` or ``mode_mismatch``."""
+
+    reason: str
+    message: str
+    status: int = 400
+    account_id: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.reason == "connected"
+
+
+def _refused(reason: str, message: str, status: int = 400) -> CallbackOutcome:
+    return CallbackOutcome(reason, message, status)
+
+
+class ConnectionService:
+    def __init__(self, tx: Transactions, sealer: TokenSealer, oauth: OAuthApp, settings: Settings,
+                 now: Callable[[], datetime]):
+        self._tx = tx
+        self._sealer = sealer
+        self._oauth = oauth
+        self._settings = settings
+        self._now = now
+
+    def get_connection(self, principal: Principal) -> dict[str, Any]:
+        with self._tx.read() as session:
+            return render_connection(load_connection(session, principal.organization_id))
+
+    def authorize(self, principal: Principal) -> dict[str, Any]:
+        now = self._now()
+        state = AuthorizeState(
+            id=new_id(),
+            organization_id=principal.organization_id,
+            user_id=principal.user_id,
+            livemode=self._settings.billing_livemode,
+            expires_at=now + timedelta(seconds=self._settings.state_ttl_seconds),
+        )
+        with self._tx() as session:
+            session.execute(delete(OAuthState).where(OAuthState.expires_at < now - _STATES_KEPT))
+            session.add(OAuthState(
+                id=state.id, organization_id=state.organization_id, user_id=state.user_id,
+                livemode=state.livemode, expires_at=state.expires_at,
+            ))
+        query = urlencode({
+            "client_id": self._settings.billing_client_id,
+            "redirect_uri": self._settings.billing_redirect_uri,
+            "state": sign_state(self._settings.billing_state_secret, state),
+        })
+        log.info("billing authorize link issued", extra={"organizationId": str(principal.organization_id)})
+        return {
+            "authorizeUrl": f"{self._settings.billing_marketplace_url}/oauth/v2/authorize?{query}",
+            "expiresAt": state.expires_at,
+        }
+
+    def callback(self, code: str | None, state_token: str | None, error: str | None,
+                 error_description: str | None) -> CallbackOutcome:
+        now = self._now()
+        if not state_token:
+            return _refused("state_invalid", "The link is incomplete: it carries no state. Start again.")
+        try:
+            state = verify_state(self._settings.billing_state_secret, state_token, now)
+        except StateRefused as exc:
+            if exc.reason == "expired":
+                return _refused("state_expired", "The connection link has expired. Start again from the settings.")
+            return _refused("state_invalid", "The connection link is not valid. Start again from the settings.")
+        if not self._consume(state, now):
+            return _refused("state_used", "This connection link was already used. Start again from the settings.")
+        if error:
+            if error == "access_denied":
+                return CallbackOutcome("denied", "The app was not installed: the request was denied or cancelled "
+                                       "on the billing platform.", 200)
+            return _refused("platform_refused", f"The billing platform refused the connection ({error}"
+                            f"{': ' + error_description if error_description else ''}).")
+        if not code:
+            return _refused("code_missing", "The billing platform sent no authorization code. Start again.")
+        try:
+            grant = self._oauth.exchange_code(code)
+        except InvalidGrant:
+            return _refused("code_invalid", "The authorization code was already used, has expired or is not "
+                            "valid. Start again from the settings.")
+        except OAuthRejected as exc:
+            return _refused("platform_refused", f"The billing platform refused the connection: {exc.message}")
+        except PlatformError:
+            log.warning("token exchange failed", extra={"organizationId": str(state.organization_id)})
+            return _refused("platform_unavailable", "The billing platform could not be reached. Try again in a "
+                            "moment.", 502)
+        if grant.livemode != state.livemode:
+            self._deauthorize_quietly(grant.account_id)
+            mode = "live" if state.livemode else "test"
+            return _refused("mode_mismatch", f"The app was installed in the other mode; this service connects "
+                            f"in {mode} mode only.")
+        replaced = self._store(state, grant, self._now())
+        if replaced is not None and replaced != grant.account_id:
+            self._deauthorize_quietly(replaced)
+        log.info("billing platform connected", extra={"organizationId": str(state.organization_id)})
+        return CallbackOutcome("connected", f"Connected to the billing platform account {grant.account_id}.",
+                               200, grant.account_id)
+
+    def disconnect(self, principal: Principal) -> None:
+        with self._tx.read() as session:
+            connection = load_connection(session, principal.organization_id)
+            connection_id, account_id = connection.id, connection.account_id
+        try:
+            self._oauth.deauthorize(account_id)
+        except PlatformRejected as exc:
+            # the platform holds no grant for it any more (removed there already): nothing to revoke
+            log.info("deauthorize refused", extra={"organizationId": str(principal.organization_id),
+                                                   "code": exc.code})
+        except PlatformError:
+            raise UpstreamFailed(
+                "The billing platform could not be reached to remove the app; the connection is kept. Retry.",
+                code="billing_platform_unavailable",
+            ) from None
+        now = self._now()
+        with self._tx() as session:
+            removed = session.scalar(
+                select(BillingConnection).where(BillingConnection.id == connection_id).with_for_update()
+            )
+            if removed is not None:
+                record_removed(session, removed, "service", now)
+                session.delete(removed)
+        log.info("billing platform disconnected", extra={"organizationId": str(principal.organization_id)})
+
+    def _consume(self, state: AuthorizeState, now: datetime) -> bool:
+        """Single use: exactly one callback consumes the row; it must match what was signed."""
+        with self._tx() as session:
+            consumed = session.execute(
+                update(OAuthState)
+                .where(
+                    OAuthState.id == state.id,
+                    OAuthState.organization_id == state.organization_id,
+                    OAuthState.user_id == state.user_id,
+                    OAuthState.livemode == state.livemode,
+                    OAuthState.consumed_at.is_(None),
+                    OAuthState.expires_at > now,
+                )
+                .values(consumed_at=now)
+                .returning(OAuthState.id)
+            ).first()
+        return consumed is not None
+
+    def _store(self, state: AuthorizeState, grant: Grant, now: datetime) -> str | None:
+        """The organization's connection now holds ``grant``; the account it replaced, if any."""
+        with self._tx() as session:
+            existing = find_connection(session, state.organization_id, lock=True)
+            replaced = None
+            if existing is not None:
+                replaced = existing.account_id
+                if existing.account_id != grant.account_id or existing.livemode != grant.livemode:
+                    record_removed(session, existing, "service", now)
+                session.delete(existing)
+                session.flush()
+            connection = BillingConnection(
+                id=new_id(),
+                organization_id=state.organization_id,
+                account_id=grant.account_id,
+                livemode=grant.livemode,
+                status="connected",
+                broken_reason=None,
+                connected_by=state.user_id,
+                connected_at=now,
+            )
+            store_grant(connection, grant, self._sealer, now)
+            session.add(connection)
+            record_connected(session, connection, now)
+        return replaced
+
+    def _deauthorize_quietly(self, account_id: str) -> None:
+        try:
+            self._oauth.deauthorize(account_id)
+        except PlatformError as exc:
+            log.warning("deauthorize failed", extra={"code": exc.code})

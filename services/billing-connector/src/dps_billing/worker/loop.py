@@ -1,0 +1,99 @@
+"""The worker process (``dealpricing-billing worker``): claims pushes and runs them, a few at a time.
+
+Run as many as you like, on as many replicas: pushes are shared through the database (claims with
+``FOR UPDATE SKIP LOCKED`` under a renewed lease), and so is the per-account call rate (the pacer's
+rows). It claims no more pushes than it has free threads for, so the rest stay free for other
+workers. SIGTERM or SIGINT: no new claims; pushes in flight stop before their next call and are
+given back, queued, for any worker to resume from the ids already stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from dps_common.db import Transactions, make_engine
+
+from dps_billing.app import make_oauth, utc_now
+from dps_billing.platform.client import new_http_client
+from dps_billing.services.access import AccessTokens
+from dps_billing.settings import Settings
+from dps_billing.tokens import TokenSealer
+from dps_billing.worker.claims import claim_pushes
+from dps_billing.worker.pacer import PostgresPacer
+from dps_billing.worker.runner import PushRunner
+
+log = logging.getLogger("dps.billing.worker")
+
+
+class PushWorker:
+    def __init__(self, settings: Settings, tx: Transactions, runner: PushRunner):
+        self.settings = settings
+        self.stopping = runner.stopping
+        self._tx = tx
+        self._runner = runner
+        self._pool = ThreadPoolExecutor(settings.push_concurrency, thread_name_prefix="billing-push")
+        self._running: set[Future[None]] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        capacity = self.settings.push_concurrency
+        while not self.stopping.is_set():
+            with self._lock:
+                free = capacity - len(self._running)
+            claimed = []
+            if free > 0:
+                try:
+                    with self._tx() as session:
+                        claimed = claim_pushes(session, free, self.settings.push_lease_seconds)
+                except Exception:  # the database is away for a moment: try again at the next poll
+                    log.exception("push claim failed")
+            for push in claimed:
+                log.info("push claimed", extra={"pushId": str(push.push_id), "claims": push.claims})
+                future = self._pool.submit(self._runner.run, push)
+                with self._lock:
+                    self._running.add(future)
+                future.add_done_callback(self._done)
+            if claimed and len(claimed) == free:
+                continue  # more may be waiting: claim again once threads free up
+            self._wake.wait(self.settings.push_poll_interval_seconds)
+            self._wake.clear()
+        self._pool.shutdown(wait=True)
+
+    def _done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._running.discard(future)
+        error = future.exception()
+        if error is not None:
+            log.error("push run crashed", exc_info=error)
+        self._wake.set()
+
+
+def build_worker(settings: Settings) -> PushWorker:
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-billing-worker")
+    tx = Transactions.for_engine(engine)
+    tokens = AccessTokens(tx, TokenSealer(settings.billing_token_key), make_oauth(settings), utc_now)
+    pacer = PostgresPacer(engine, settings.billing_rate_per_second)
+    runner = PushRunner(settings, tx, tokens, pacer, new_http_client(), utc_now)
+    return PushWorker(settings, tx, runner)
+
+
+def run_worker(settings: Settings) -> None:
+    worker = build_worker(settings)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("worker stopping", extra={"signal": signum})
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    log.info("billing worker started", extra={"concurrency": settings.push_concurrency})
+    worker.run()
+    log.info("billing worker stopped")

@@ -1,0 +1,91 @@
+"""Helpers of the connector's tests: the admin's browser on the stand-in's install page, signed
+platform events, and quote snapshots."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
+from uuid import UUID, uuid4
+
+import requests
+import stripe
+
+from dps_common.contracts.quotes import (
+    BillingFrequency,
+    PriceFrequency,
+    PriceModel,
+    QuoteSnapshot,
+    QuoteSnapshotLine,
+    QuoteStatus,
+)
+
+_HIDDEN = re.compile(r'<input type=hidden name=(\w+) value="([^"]*)">')
+_FORM = re.compile(r'<form method=post action="([^"]*)">')
+
+
+def browser_install(authorize_url: str, decision: str = "install", account: str = "") -> requests.Response:
+    """What the admin's browser does: open the install page, press Install (or Cancel), follow the
+    platform's redirect to the connector's callback page."""
+    with requests.Session() as browser:
+        page = browser.get(authorize_url, timeout=10)
+        assert page.status_code == 200, page.text
+        action = html.unescape(_FORM.search(page.text).group(1))  # type: ignore[union-attr]
+        form = {name: html.unescape(value) for name, value in _HIDDEN.findall(page.text)}
+        form |= {"decision": decision, "account": account}
+        parts = urlsplit(authorize_url)
+        return browser.post(f"{parts.scheme}://{parts.netloc}{action}", data=form, timeout=10)
+
+
+def outcome_of(page: requests.Response) -> str:
+    found = re.search(r'data-outcome="([a-z_]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+def signed_event(secret: str, event_type: str, account: str, *, event_id: str | None = None,
+                 timestamp: int | None = None, livemode: bool = False) -> tuple[bytes, str]:
+    body = json.dumps({
+        "id": event_id or f"evt_{uuid4().hex[:24]}",
+        "object": "event",
+        "type": event_type,
+        "account": account,
+        "livemode": livemode,
+        "created": int(time.time()),
+        "data": {"object": {"id": "ca_billing_connector_tests", "object": "application"}},
+    }).encode()
+    stamp = timestamp if timestamp is not None else int(time.time())
+    return body, stripe.WebhookSignature.generate_signature_header(body.decode(), secret, stamp)
+
+
+def line(position: int = 1, *, model: PriceModel = PriceModel.PER_UNIT,
+         frequency: PriceFrequency = PriceFrequency.MONTHLY, quantity: str = "1", unit_amount: str = "100.00",
+         custom_name: str | None = None, short_name: str | None = None, name: str = "Product",
+         spec_id: str = "SPEC-1") -> QuoteSnapshotLine:
+    one_time = model is PriceModel.ONE_TIME_FEE or frequency is PriceFrequency.ONE_TIME
+    return QuoteSnapshotLine(
+        id=uuid4(), position=position, product_id=uuid4(), product_spec_id=spec_id, product_version=1,
+        product_name=name, product_short_name=short_name, custom_name=custom_name, price_model=model,
+        price_frequency=frequency, quantity=Decimal(quantity), unit_amount=Decimal(unit_amount),
+        recurring=not one_time, amount=Decimal(unit_amount) * Decimal(quantity),
+    )
+
+
+def quote(organization_id: UUID, owner: UUID, lines: list[QuoteSnapshotLine], *, currency: str = "USD",
+          frequency: BillingFrequency = BillingFrequency.MONTHLY, status: QuoteStatus = QuoteStatus.APPROVED,
+          term: int = 12, start: date | None = None, end: date | None = None, name: str = "Acme renewal",
+          crm_id: str | None = "CRM-42", **changes: Any) -> QuoteSnapshot:
+    snapshot = QuoteSnapshot(
+        id=uuid4(), organization_id=organization_id, name=name, status=status, owner_user_id=owner,
+        opportunity_id=uuid4(), opportunity_crm_id=crm_id, currency=currency, billing_frequency=frequency,
+        subscription_term_months=term, start_date=start, end_date=end, pricebook_id=uuid4(),
+        pricebook_version=3, recurring_per_billing_period=Decimal("0"), one_time=Decimal("0"),
+        total_contract_value=Decimal("0"), lines=tuple(lines),
+    )
+    return replace(snapshot, **changes) if changes else snapshot

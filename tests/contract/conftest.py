@@ -4,19 +4,25 @@ line, as an operator would. Tests then speak HTTP only.
 
 The webhook tests add, lazily (only they ask for ``webhooks``): a RabbitMQ virtual host, the api's
 outbox relay, the webhook dispatcher under gunicorn on its own database, its delivery worker, and
-a real HTTPS receiver on loopback. Retry gaps are compressed to fractions of a second; every count
-(8 attempts, 20 failures before auto-disable, page sizes) is the spec's."""
+a real HTTPS receiver on loopback. Retry gaps are compressed to fractions of a second and the
+attempt timeout to seconds; every count (8 attempts, 20 failures before auto-disable, page sizes) is
+the spec's.
+
+Under pytest-xdist each worker builds its own stack (databases, virtual host, processes on free
+ports), so test modules spread over workers never share state."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from kombu.connection import Connection
 
 from dps_common.crypto import new_key
 from dps_common.testing.processes import gunicorn, stop, write_tls_files
@@ -34,6 +40,10 @@ PEPPER = "contract-pepper-0123456789abcdef0123456789abcdef"
 CURSOR_SECRET = "contract-cursor-secret-0123456789abcdef012345"
 INTERNAL_API_TOKEN = "contract-internal-token-0123456789abcdef0123"
 EVENTS_EXCHANGE = "dps.events"
+EVENTS_QUEUE = "webhook-dispatcher.events"
+# The dispatcher's attempt deadline, compressed like the retry gaps (the spec's 10 s is checked by the
+# dispatcher's own tests): long enough for a test to read a record while an attempt hangs.
+ATTEMPT_TIMEOUT_SECONDS = 4
 BIN = Path(sys.executable).parent
 
 
@@ -159,10 +169,12 @@ def webhooks_env(
         "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
+        "EVENTS_QUEUE": EVENTS_QUEUE,
         "KEY_CACHE_TTL_SECONDS": "1",
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # off by default; the test receiver is on loopback
         "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
         "WEBHOOK_RETRY_GAPS_SECONDS": ",".join(str(gap) for gap in RETRY_GAPS),
+        "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": str(ATTEMPT_TIMEOUT_SECONDS),
         "WEBHOOK_POLL_INTERVAL_SECONDS": "0.2",
         "LOG_LEVEL": "WARNING",
     }
@@ -213,13 +225,34 @@ def webhook_api(
 
 @pytest.fixture(scope="session")
 def webhooks(
-    webhook_api: Webhooks,
     outbox_relay: subprocess.Popen,
     webhook_worker: subprocess.Popen,
+    webhook_api: Webhooks,
     make_org: Callable[[str], Org],
+    amqp_url: str,
 ) -> Webhooks:
     """The whole event path, proven working end to end once (an api change reaches the receiver)
-    before any webhook test runs."""
+    before any webhook test runs. The relay and the worker are asked for first, so they start
+    while the dispatcher's gunicorn does."""
     webhook_api.watch(outbox_relay, webhook_worker)
-    webhook_api.wait_until_flowing(make_org("Webhook Canary"))
+    canary = make_org("Webhook Canary")
+    _wait_for_queue(amqp_url, EVENTS_QUEUE, webhook_api)
+    webhook_api.wait_until_flowing(canary)
     return webhook_api
+
+
+def _wait_for_queue(amqp_url: str, queue: str, webhooks: Webhooks, timeout: float = 60) -> None:
+    """Until the worker has declared its queue: an event published before that is dropped by the
+    broker (no queue bound yet), and the canary would wait for it in vain."""
+    deadline = time.monotonic() + timeout
+    with Connection(amqp_url, connect_timeout=5) as connection:
+        while True:
+            webhooks.check_processes()
+            try:
+                with connection.channel() as channel:
+                    channel.queue_declare(queue=queue, passive=True)
+                return
+            except connection.channel_errors:  # 404: not declared yet (the channel is closed)
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the worker declared no queue {queue!r} within {timeout:.0f}s", pytrace=False)
+                time.sleep(0.1)

@@ -11,11 +11,12 @@ from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 from uuid import UUID, uuid4
 
 import requests
 import stripe
+from sqlalchemy import text
 
 from dps_common.contracts.quotes import (
     BillingFrequency,
@@ -26,6 +27,7 @@ from dps_common.contracts.quotes import (
     QuoteStatus,
 )
 
+WEBHOOK_SECRET = "whsec_billing_connector_tests_0123456789"
 _HIDDEN = re.compile(r'<input type=hidden name=(\w+) value="([^"]*)">')
 _FORM = re.compile(r'<form method=post action="([^"]*)">')
 
@@ -89,3 +91,22 @@ def quote(organization_id: UUID, owner: UUID, lines: list[QuoteSnapshotLine], *,
         total_contract_value=Decimal("0"), lines=tuple(lines),
     )
     return replace(snapshot, **changes) if changes else snapshot
+
+
+def connect(served: str, admin_key: str, code: str) -> requests.Response:
+    """Completes the authorize flow for ``code`` (from ``stand_in.install()``), as the browser would."""
+    link = requests.post(f"{served}/external/v1/billing-connection/authorize", headers={"x-api-key": admin_key},
+                         timeout=10).json()["authorizeUrl"]
+    state = parse_qs(urlsplit(link).query)["state"][0]
+    page = requests.get(f"{served}/external/v1/billing-connection/callback", params={"code": code, "state": state},
+                        timeout=10)
+    assert outcome_of(page) == "connected", page.text
+    return page
+
+
+def outbox_events(session: Any, organization_id: UUID, event_type: str | None = None) -> list[dict[str, Any]]:
+    rows = session.execute(
+        text("SELECT envelope FROM outbox_events WHERE organization_id = :org ORDER BY occurred_at, id"),
+        {"org": organization_id},
+    ).scalars()
+    return [row for row in rows if event_type is None or row["type"] == event_type]

@@ -31,12 +31,12 @@ from dps_billing.db import models  # noqa: F401  (every table on the metadata)
 from dps_billing.db.base import Base
 from dps_billing.settings import Settings
 
+from billing_helpers import WEBHOOK_SECRET
 from fake_api import FakeApi
 
 INTERNAL_TOKEN = "billing-test-internal-token-0123456789abcdef"
 SECRET_KEY = "sk_test_billing_connector_tests"
 CLIENT_ID = "ca_billing_connector_tests"
-WEBHOOK_SECRET = "whsec_billing_connector_tests_0123456789"
 CALLBACK_PATH = "/external/v1/billing-connection/callback"
 WEBHOOKS_PATH = "/external/v1/billing-platform/webhooks"
 

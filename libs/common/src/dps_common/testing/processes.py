@@ -56,20 +56,27 @@ def gunicorn(
     app: str, env: dict[str, str], tls: dict[str, str], log_path: Path, *, workers: int = 2, extra: Sequence[str] = ()
 ) -> Iterator[str]:
     """``app`` (``module:factory()``) under gunicorn with the production settings, over TLS; yields
-    its origin ``https://127.0.0.1:<port>`` once ``/readyz`` answers 200."""
-    port = free_port()
+    its origin ``https://127.0.0.1:<port>`` once ``/readyz`` answers 200.
+
+    gunicorn listens on a socket bound here and handed over (``fd://``): no other process, another
+    xdist worker's server say, can take the port between its choice and the bind."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
     command = [
         sys.executable, "-m", "gunicorn", app,
         "--config", "python:dps_common.gunicorn_conf",  # the production settings (gthread workers, keep-alive)
-        "--bind", f"127.0.0.1:{port}",
+        "--bind", f"fd://{listener.fileno()}",
         "--workers", str(workers),
         "--certfile", tls["cert"],
         "--keyfile", tls["key"],
         "--graceful-timeout", "5",
         *extra,
     ]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "wb") as log, listener:
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(listener.fileno(),)
+        )
     origin = f"https://127.0.0.1:{port}"
     try:
         wait_ready(process, origin + "/readyz", tls["ca"], log_path)

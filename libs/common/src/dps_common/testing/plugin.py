@@ -5,7 +5,8 @@ It is registered as ``dps_common`` by the ``pytest11`` entry point of ``dps-comm
 ``libs/common[testing]``), so every suite run with this venv has it, wherever pytest starts; a
 service's ``conftest.py`` need not import it. ``-p no:dps_common`` turns it off.
 
-A service's ``tests/conftest.py`` provides what is its own, two session-scoped fixtures::
+A service's ``tests/conftest.py`` provides what is its own, two fixtures (a suite without them that
+asks for ``app`` or ``database_url`` fails with a pointer here)::
 
     from dps_api.app import create_app
     from dps_api.db import models  # noqa: F401  (every table on the metadata)
@@ -20,12 +21,13 @@ A service's ``tests/conftest.py`` provides what is its own, two session-scoped f
     def settings(database_url: str) -> Settings:
         return Settings.from_env({"DATABASE_URL": database_url, ...})
 
-- ``dps_service``: a ``dps_common.testing.service.ServiceUnderTest``: ``package``, the package that
+- ``dps_service`` (session scope): a ``dps_common.testing.service.ServiceUnderTest``: ``package``, the package that
   holds ``alembic.ini`` and ``migrations/`` (how ``dps_common.migrations`` and the service's
   ``db/migrate.py`` find them); ``metadata``, with every model imported onto it; ``create_app``,
   the composition root, called as ``create_app(settings, tx=tx)``.
 - ``settings`` (module scope at most, as it depends on ``database_url``): the service's settings
-  object as ``create_app`` takes it, built on the plugin's ``database_url`` (and anything else the service needs, e.g. a running api to ask about keys).
+  object as ``create_app`` takes it, built on the plugin's ``database_url`` and whatever else the
+  service needs (the dispatcher's: a running api to ask about keys).
 
 The plugin then provides:
 

@@ -28,10 +28,17 @@ from dps_common.messaging import (
 )
 from dps_common.messaging import filesystem as filesystem_transport
 from dps_common.messaging.confirms import BatchConfirms
-from dps_common.testing.broker import broker_stopped
+from dps_common.testing.broker import PrivateBroker, private_broker
 from dps_common.testing.services import fresh_vhost
 
 EXCHANGE = "test.events"
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[PrivateBroker]:
+    """A RabbitMQ node of this module's own, for the tests that stop the broker."""
+    with private_broker() as broker:
+        yield broker
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +140,14 @@ def test_in_a_batch_the_events_the_broker_refuses_are_not_reported_confirmed(amq
     assert "refused 2 of 4" in str(published.failure)
 
 
-def test_a_batch_while_the_broker_is_down_confirms_nothing_and_the_next_one_reconnects(amqp_url: str) -> None:
+def test_a_batch_while_the_broker_is_down_confirms_nothing_and_the_next_one_reconnects(broker: PrivateBroker) -> None:
+    amqp_url = broker.url
     events = [outgoing("quote.created", n) for n in range(3)]
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.batch.restart")
     with closing(EventPublisher(amqp_url, "test.batch.restart")) as publisher:
         publisher.connect()
-        with broker_stopped():
+        with broker.stopped():
             down = publisher.publish_batch(events)
         up = publisher.publish_batch(events)
     assert down.confirmed == [] and isinstance(down.failure, PublishFailed)
@@ -160,12 +168,13 @@ def test_confirms_settle_one_tag_or_with_multiple_every_open_tag_up_to_it() -> N
     assert (confirms.acked(), confirms.nacked(), confirms.unsettled) == ([1, 3], 2, 0)
 
 
-def test_publish_fails_while_the_broker_is_down_and_works_again_after(amqp_url: str) -> None:
+def test_publish_fails_while_the_broker_is_down_and_works_again_after(broker: PrivateBroker) -> None:
+    amqp_url = broker.url
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.restart")
     with closing(EventPublisher(amqp_url, "test.restart")) as publisher:
         publisher.publish(envelope("quote.created", uuid4(), {"n": 1}))
-        with broker_stopped():
+        with broker.stopped():
             with pytest.raises(PublishFailed):
                 publisher.publish(envelope("quote.created", uuid4(), {"n": 2}))
         publisher.publish(envelope("quote.created", uuid4(), {"n": 3}))  # reconnects by itself

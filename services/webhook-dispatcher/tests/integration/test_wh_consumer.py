@@ -1,4 +1,4 @@
-"""The event consumer on a real RabbitMQ (a fresh virtual host) and its own committed database:
+"""The event consumer on a RabbitMQ node of its own (one test restarts it) and its own committed database:
 one delivery per subscribed endpoint, duplicates absorbed, the ack only after the commit, garbage
 dropped without a poison loop, and a broker restart ridden out."""
 
@@ -22,8 +22,8 @@ from dps_common.db import Transactions
 from dps_common.events import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, connect, events_exchange
-from dps_common.testing.broker import broker_stopped, queue_counts
-from dps_common.testing.services import fresh_database, fresh_vhost
+from dps_common.testing.broker import PrivateBroker, private_broker
+from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import committed
 
 from dps_webhooks import consumer as consumer_module
@@ -54,9 +54,15 @@ def tx(database_url: str) -> Iterator[Transactions]:
 
 
 @pytest.fixture(scope="module")
-def amqp_url() -> Iterator[str]:
-    with fresh_vhost("dps_wh_consumer") as url:
-        yield url
+def broker() -> Iterator[PrivateBroker]:
+    """A RabbitMQ node of this module's own: one test stops and starts it."""
+    with private_broker() as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def amqp_url(broker: PrivateBroker) -> str:
+    return broker.url
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +138,12 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.1)
 
 
-def wait_until_settled(amqp_url: str, queue: str) -> None:
+def wait_until_settled(broker: PrivateBroker, queue: str) -> None:
     """Nothing ready and nothing unacknowledged: every message was acked or dropped."""
-    wait_for(lambda: queue_counts(amqp_url, queue) == (0, 0), f"queue {queue} is empty")
+    wait_for(lambda: broker.queue_counts(queue) == (0, 0), f"queue {queue} is empty")
 
 
-def test_one_delivery_per_subscribed_endpoint(tx, consumer, publish, settings) -> None:
+def test_one_delivery_per_subscribed_endpoint(tx, consumer, publish, settings, broker) -> None:
     organization_id, other_organization_id = uuid4(), uuid4()
     active = add_endpoint(tx, organization_id)
     filtered_in = add_endpoint(tx, organization_id, event_types=["deal.closed", "quote.approved"])
@@ -148,7 +154,7 @@ def test_one_delivery_per_subscribed_endpoint(tx, consumer, publish, settings) -
     event = envelope("quote.approved", organization_id, {"quoteId": str(uuid4())})
     publish(event)
     wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the event is stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert deliveries_of(tx, event["id"]) == {
         active: ("PENDING", True),  # due now
         filtered_in: ("PENDING", True),
@@ -159,7 +165,7 @@ def test_one_delivery_per_subscribed_endpoint(tx, consumer, publish, settings) -
     assert body == dumps(event).decode()  # the envelope exactly as published, to be sent and signed
 
 
-def test_redelivered_events_are_stored_and_delivered_once(tx, consumer, publish, settings) -> None:
+def test_redelivered_events_are_stored_and_delivered_once(tx, consumer, publish, settings, broker) -> None:
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     event = envelope("quote.created", organization_id, {"n": 1})
@@ -168,12 +174,12 @@ def test_redelivered_events_are_stored_and_delivered_once(tx, consumer, publish,
     later = envelope("quote.created", organization_id, {"n": 2})
     publish(later)
     wait_for(lambda: stored_events(tx, [later["id"]]) == 1, "the later event is stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert stored_events(tx, [event["id"]]) == 1
     assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
 
 
-def test_messages_that_are_not_envelopes_are_dropped_not_requeued(tx, consumer, publish, settings) -> None:
+def test_messages_that_are_not_envelopes_are_dropped_not_requeued(tx, consumer, publish, settings, broker) -> None:
     garbage = [b"not json", b"[]", b'{"id": 5}', b'{"id": "x", "organizationId": "y"}', b"\xff\xfe"]
     with connect(settings.amqp_url) as connection:
         producer = Producer(connection.default_channel, exchange=events_exchange(EXCHANGE))
@@ -184,11 +190,13 @@ def test_messages_that_are_not_envelopes_are_dropped_not_requeued(tx, consumer, 
     event = envelope("quote.approved", organization_id, {})
     publish(event)  # behind the garbage: it is only reached when the garbage is out of the way
     wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the event behind the garbage is stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
 
 
-def test_the_ack_waits_for_the_commit_and_a_killed_transaction_requeues(tx, consumer, publish, settings, database_url) -> None:
+def test_the_ack_waits_for_the_commit_and_a_killed_transaction_requeues(
+    tx, consumer, publish, settings, database_url, broker
+) -> None:
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     event = envelope("quote.approved", organization_id, {})
@@ -205,16 +213,16 @@ def test_the_ack_waits_for_the_commit_and_a_killed_transaction_requeues(tx, cons
             "AND application_name = %s AND wait_event_type = 'Lock'"
         )
         wait_for(lambda: admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone() is not None, "the consumer waits")
-        assert queue_counts(settings.amqp_url, settings.events_queue) == (0, 1)  # delivered, not acked
+        assert broker.queue_counts(settings.events_queue) == (0, 1)  # delivered, not acked
         [pid] = admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone()
         assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] is True
         blocker.rollback()
     wait_for(lambda: stored_events(tx, [event["id"]]) == 1, "the requeued event is stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert deliveries_of(tx, event["id"]) == {endpoint: ("PENDING", True)}
 
 
-def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings) -> None:
+def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings, broker) -> None:
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     before = [envelope("quote.approved", organization_id, {"n": n}) for n in range(5)]
@@ -224,15 +232,14 @@ def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings) -> None
         for event in before:
             publisher.publish(event)
         wait_for(lambda: stored_events(tx, [e["id"] for e in before]) == 5, "the first events are stored")
-        with broker_stopped():
-            pass
+        broker.restart()
         publisher.close()  # its connection died with the broker
         for event in after:
             publisher.publish(event)
     finally:
         publisher.close()
     wait_for(lambda: stored_events(tx, [e["id"] for e in after]) == 5, "the events after the restart are stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert all(deliveries_of(tx, e["id"]) == {endpoint: ("PENDING", True)} for e in before + after)
 
 
@@ -287,7 +294,9 @@ def received_at(tx: Transactions, ids: list[str]) -> set:
 
 
 @contextmanager
-def consumer_held_up(tx: Transactions, settings: Settings, database_url: str, publish) -> Iterator[Callable[[int], None]]:
+def consumer_held_up(
+    tx: Transactions, settings: Settings, database_url: str, publish, broker: PrivateBroker
+) -> Iterator[Callable[[int], None]]:
     """A consumer stuck on its first event (an uncommitted row with the same id blocks its insert)
     while the test publishes more: when it is let go, those are already waiting in its prefetch.
     Yields ``wait_delivered(n)``: returns once ``n`` messages are with the consumer, unacked."""
@@ -306,7 +315,7 @@ def consumer_held_up(tx: Transactions, settings: Settings, database_url: str, pu
         wait_for(lambda: admin.execute(blocked, (CONSUMER_APPLICATION,)).fetchone() is not None, "the consumer waits")
 
         def wait_delivered(count: int) -> None:
-            wait_for(lambda: queue_counts(settings.amqp_url, settings.events_queue) == (0, count + 1), "all delivered")
+            wait_for(lambda: broker.queue_counts(settings.events_queue) == (0, count + 1), "all delivered")
 
         yield wait_delivered
         blocker.rollback()
@@ -314,7 +323,7 @@ def consumer_held_up(tx: Transactions, settings: Settings, database_url: str, pu
 
 
 def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_id(
-    tx, consumer, publish, settings, database_url
+    tx, consumer, publish, settings, database_url, broker
 ) -> None:
     acme, globex = uuid4(), uuid4()
     acme_active, acme_paused = add_endpoint(tx, acme), add_endpoint(tx, acme, status="PAUSED")
@@ -323,13 +332,13 @@ def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_i
     globex_paused = add_endpoint(tx, globex, status="PAUSED")
     twice = envelope("quote.approved", acme, {"n": 1})
     events = [twice, envelope("deal.closed", globex, {}), twice, envelope("quote.approved", globex, {}), twice]
-    with consumer_held_up(tx, settings, database_url, publish) as wait_delivered:
+    with consumer_held_up(tx, settings, database_url, publish, broker) as wait_delivered:
         for event in events:
             publish(event)
         wait_delivered(len(events))
     ids = [event["id"] for event in events]
     wait_for(lambda: stored_events(tx, ids) == 3, "the batch is stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)
+    wait_until_settled(broker, settings.events_queue)
     assert len(received_at(tx, ids)) == 1  # one transaction for the batch
     closed, approved = events[1]["id"], events[3]["id"]
     assert deliveries_of(tx, twice["id"]) == {acme_active: ("PENDING", True), acme_paused: ("PENDING", False)}
@@ -337,12 +346,12 @@ def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_i
     assert deliveries_of(tx, approved) == {globex_paused: ("PENDING", False)}
 
 
-def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publish, settings, database_url) -> None:
+def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publish, settings, database_url, broker) -> None:
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     good = [envelope("quote.approved", organization_id, {"n": n}) for n in range(4)]
     too_long_type = envelope("x" * 65, organization_id, {})  # an envelope, but the database refuses its type
-    with consumer_held_up(tx, settings, database_url, publish) as wait_delivered:
+    with consumer_held_up(tx, settings, database_url, publish, broker) as wait_delivered:
         publish(good[0])
         with connect(settings.amqp_url) as connection:
             producer = Producer(connection.default_channel, exchange=events_exchange(EXCHANGE))
@@ -353,6 +362,6 @@ def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publi
         wait_delivered(len(good) + 2)
     ids = [event["id"] for event in good]
     wait_for(lambda: stored_events(tx, ids) == len(good), "the good events are stored")
-    wait_until_settled(settings.amqp_url, settings.events_queue)  # the bad ones dropped, not requeued
+    wait_until_settled(broker, settings.events_queue)  # the bad ones dropped, not requeued
     assert stored_events(tx, [too_long_type["id"]]) == 0
     assert all(deliveries_of(tx, event_id) == {endpoint: ("PENDING", True)} for event_id in ids)

@@ -221,34 +221,3 @@ def private_broker() -> Iterator[PrivateBroker]:
     finally:
         broker.close()
 
-
-def ensure_broker_running() -> None:
-    """Start the machine's broker node when it is down and its application when stopped."""
-    if rabbitmqctl("-q", "status", check=False).returncode == 0:  # fails while the app is stopped
-        return
-    if rabbitmqctl("-q", "ping", check=False).returncode != 0:  # the node itself is down
-        subprocess.run(["rabbitmq-server", "-detached"], check=False, capture_output=True, timeout=60)
-        for _ in range(90):
-            if rabbitmqctl("-q", "ping", check=False).returncode == 0:
-                break
-            time.sleep(1)
-    rabbitmqctl("-q", "start_app")  # a no-op when it runs
-    rabbitmqctl("-q", "await_startup")
-
-
-@contextmanager
-def broker_stopped() -> Iterator[None]:
-    """Deprecated: stops the machine's shared broker, which every other user of the machine loses
-    meanwhile. Use ``private_broker()`` and its ``stopped()``."""
-    ensure_broker_running()
-    rabbitmqctl("-q", "stop_app")
-    try:
-        yield
-    finally:
-        ensure_broker_running()
-
-
-def restart_broker() -> None:
-    """Deprecated, as ``broker_stopped``: use ``PrivateBroker.restart()``."""
-    with broker_stopped():
-        pass

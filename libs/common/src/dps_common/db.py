@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 from psycopg.types.array import ListBinaryDumper
@@ -52,7 +53,7 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
     return engine
 
 
-def _send_lists_in_binary(dbapi_connection, _record) -> None:
+def _send_lists_in_binary(dbapi_connection: psycopg.Connection[Any], _record: object) -> None:
     """Array parameters go in PostgreSQL's binary format: psycopg's text format escapes every element
     with a regular expression, which dominates the cost of sending a batch of JSON bodies (the figure
     is in bench/README.md). SQLAlchemy renders a cast on every parameter, so the element types hold."""
@@ -72,7 +73,7 @@ class Transactions:
         self._read_engine = read_engine
         self._read_factory = sessionmaker(read_engine, expire_on_commit=False) if read_engine else factory
         self._thread = threading.local()
-        self._thread_connections: list[psycopg.Connection] = []
+        self._thread_connections: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
 
     @classmethod
@@ -90,22 +91,25 @@ class Transactions:
             yield session
 
     @contextmanager
-    def read_cursor(self) -> Iterator[psycopg.Cursor]:
+    def read_cursor(self) -> Iterator[psycopg.Cursor[Any]]:
         """A driver cursor for the hottest read paths: plain SQL on an autocommit connection that
         each thread keeps for itself, so a read costs its query and nothing else (no pool checkout
         and reset, no session, no statement building). A broken connection fails its one request
         and is replaced on the next."""
         if self._read_engine is None:  # bound to a connection (tests): read inside its transaction
-            with self.read() as session, session.connection().connection.driver_connection.cursor() as cursor:
-                yield cursor
+            with self.read() as session:
+                driver_connection = session.connection().connection.driver_connection
+                assert isinstance(driver_connection, psycopg.Connection)
+                with driver_connection.cursor() as cursor:
+                    yield cursor
             return
-        with self._thread_connection().cursor() as cursor:
+        with self._thread_connection(self._read_engine).cursor() as cursor:
             yield cursor
 
-    def _thread_connection(self) -> psycopg.Connection:
-        connection = getattr(self._thread, "connection", None)
+    def _thread_connection(self, engine: Engine) -> psycopg.Connection[Any]:
+        connection: psycopg.Connection[Any] | None = getattr(self._thread, "connection", None)
         if connection is None or connection.closed or connection.broken:
-            url = self._read_engine.url.set(drivername="postgresql")  # the same server, name and options
+            url = engine.url.set(drivername="postgresql")  # the same server, name and options
             connection = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
             self._thread.connection = connection
             with self._lock:

@@ -6,8 +6,9 @@ them creates what it created when it was written; a test checks the two agree.""
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import sqlalchemy as sa
-from alembic.operations import Operations
 from sqlalchemy.dialects import postgresql
 
 from dps_common.outbox.table import OUTBOX_CHANNEL, TABLE_NAME
@@ -29,18 +30,29 @@ _CREATE_NOTIFY_TRIGGER = (
 )
 
 
-def create_notify_trigger(op: Operations) -> None:
+class MigrationOps(Protocol):
+    """What these helpers use of Alembic's operations: ``alembic.op`` in a migration (a module that
+    proxies the running migration's ``Operations``) or an ``Operations`` object."""
+
+    def execute(self, sqltext: Any, *, execution_options: Any = None) -> None: ...
+    def create_table(self, table_name: str, *columns: Any, **kw: Any) -> Any: ...
+    def create_index(self, index_name: str | None, table_name: str, columns: Any, **kw: Any) -> None: ...
+    def drop_index(self, index_name: str, table_name: str | None = None, **kw: Any) -> None: ...
+    def drop_table(self, table_name: str, **kw: Any) -> None: ...
+
+
+def create_notify_trigger(op: MigrationOps) -> None:
     """The statement trigger that wakes the relays (``LISTEN outbox_events``) at each commit of events."""
     op.execute(_CREATE_NOTIFY_FUNCTION)
     op.execute(_CREATE_NOTIFY_TRIGGER)
 
 
-def drop_notify_trigger(op: Operations) -> None:
+def drop_notify_trigger(op: MigrationOps) -> None:
     op.execute("DROP TRIGGER outbox_events_notify ON outbox_events")
     op.execute("DROP FUNCTION notify_outbox_events()")
 
 
-def create_outbox(op: Operations) -> None:
+def create_outbox(op: MigrationOps) -> None:
     op.create_table(
         TABLE_NAME,
         sa.Column("id", sa.Uuid(), nullable=False),
@@ -60,7 +72,7 @@ def create_outbox(op: Operations) -> None:
     create_notify_trigger(op)
 
 
-def drop_outbox(op: Operations) -> None:
+def drop_outbox(op: MigrationOps) -> None:
     drop_notify_trigger(op)
     op.drop_index("ix_outbox_events_unpublished", table_name=TABLE_NAME)
     op.drop_table(TABLE_NAME)

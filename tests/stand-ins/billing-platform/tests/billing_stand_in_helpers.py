@@ -59,7 +59,7 @@ class Api:
 
     def post(self, path: str, data: Any = None, *, key: str | None = None, token: str | None = None,
              **kwargs: Any) -> requests.Response:
-        headers = {"Authorization": f"Bearer {token or self.token}"}
+        headers = {"Authorization": f"Bearer {token or self.token}", **kwargs.pop("headers", {})}
         if key is not None:
             headers["Idempotency-Key"] = key
         return requests.post(self.base + path, data=data, headers=headers, timeout=10, **kwargs)
@@ -98,7 +98,7 @@ def price(api: Api, currency: str = "usd", amount: int = 1000, interval: str | N
 def running_receiver() -> Iterator[Receiver]:
     receiver = Receiver()
 
-    @Request.application  # type: ignore[arg-type]
+    @Request.application
     def app(request: Request) -> Response:
         receiver.received.append((dict(request.headers.items()), request.get_data()))
         return Response("ok", status=receiver.status)

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from dps_billing_stand_in.server import BillingStandIn
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from dps_common.crypto import new_key
@@ -30,6 +29,7 @@ from dps_billing.app import create_app
 from dps_billing.db import models  # noqa: F401  (every table on the metadata)
 from dps_billing.db.base import Base
 from dps_billing.settings import Settings
+from dps_billing_stand_in.server import BillingStandIn
 
 from billing_helpers import WEBHOOK_SECRET
 from fake_api import FakeApi

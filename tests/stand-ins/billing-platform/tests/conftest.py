@@ -5,6 +5,9 @@ from typing import Any
 
 import pytest
 import stripe
+
+from dps_billing_stand_in import BillingStandIn
+
 from billing_stand_in_helpers import (
     CLIENT_ID,
     REDIRECT_URI,
@@ -15,8 +18,6 @@ from billing_stand_in_helpers import (
     connect,
     running_receiver,
 )
-
-from dps_billing_stand_in import BillingStandIn
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 import requests
 import stripe
-from billing_stand_in_helpers import Api, connect, error_of, product
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import Api, connect, error_of, product
 
 
 def test_a_product_is_created_in_stripes_shape_and_can_be_read_back(api: Api, grant: dict[str, Any]) -> None:

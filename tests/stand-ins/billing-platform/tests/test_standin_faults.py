@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import requests
 import stripe
-from billing_stand_in_helpers import Api, error_of
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import Api, error_of
 
 
 def test_429_for_the_next_n_calls_with_retry_after(api: Api, stand_in: BillingStandIn) -> None:

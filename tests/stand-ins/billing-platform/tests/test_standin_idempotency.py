@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import requests
 import stripe
-from billing_stand_in_helpers import Api, connect, error_of
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import Api, connect, error_of
 
 
 def test_the_same_key_and_parameters_replay_the_first_answer(api: Api, stand_in: BillingStandIn) -> None:

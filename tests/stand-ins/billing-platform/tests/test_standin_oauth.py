@@ -9,9 +9,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 import stripe
-from billing_stand_in_helpers import CLIENT_ID, REDIRECT_URI, SECRET_KEY, Api, connect, error_of, exchange_code
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import CLIENT_ID, REDIRECT_URI, SECRET_KEY, Api, connect, error_of, exchange_code
 
 
 def _authorize(stand_in: BillingStandIn, method: str = "GET", **params: str) -> requests.Response:

@@ -9,9 +9,10 @@ import sys
 from typing import Any
 
 import requests
-from billing_stand_in_helpers import Api, connect
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import Api, connect
 
 
 def test_the_control_page_lists_installs_and_uninstalls(stand_in: BillingStandIn) -> None:

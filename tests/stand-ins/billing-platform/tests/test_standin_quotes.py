@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 import requests
-from billing_stand_in_helpers import Api, error_of, price, product
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import Api, error_of, price, product
 
 
 def _future(seconds: int = 86400) -> int:

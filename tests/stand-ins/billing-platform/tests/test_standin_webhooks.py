@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 import requests
 import stripe
-from billing_stand_in_helpers import CLIENT_ID, SECRET_KEY, WEBHOOK_SECRET, Api, Receiver, connect, error_of
 
 from dps_billing_stand_in import BillingStandIn
+
+from billing_stand_in_helpers import CLIENT_ID, SECRET_KEY, WEBHOOK_SECRET, Api, Receiver, connect, error_of
 
 
 def _events(receiver: Receiver) -> list[Any]:

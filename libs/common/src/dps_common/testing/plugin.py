@@ -49,10 +49,11 @@ and, for the service's own ``tests/integration/test_*migrations.py``, the checks
 leaving nothing, upgrade again).
 
 Under pytest-xdist each worker is a session of its own: it makes its own databases and virtual
-hosts (the worker id is in their names) and its own processes on free ports. A test that stops a
-server every test shares (the machine's RabbitMQ) is marked ``serial``, by hand or, when its code
-names one of ``STOPS_SHARED_SERVERS``, by this plugin; ``make test`` runs those alone, and under
-``-n`` with more than one worker they fail at once instead of breaking their neighbours.
+hosts (the worker id is in their names) and its own processes on free ports. A test that must not
+run beside others (it stops a server every test shares, say) is marked ``serial``: ``make test``
+runs those alone, and under ``-n`` with more than one worker they fail at once instead of breaking
+their neighbours. (The broker-restart tests need no mark: each restarts a RabbitMQ node of its own,
+``dps_common.testing.broker.private_broker``.)
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack
-from types import CodeType
 
 import falcon.testing
 import pytest
@@ -72,11 +72,9 @@ from dps_common.testing.service import ServiceUnderTest, WsgiApp
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import rolled_back
 
-# Helpers that stop a server all tests share (dps_common.testing.broker): their callers run alone.
-STOPS_SHARED_SERVERS = frozenset({"broker_stopped", "restart_broker"})
 SERIAL_MARK = (
-    "serial: stops or restarts a server that every test shares (the machine's RabbitMQ), so it runs"
-    " alone: `make test` runs these after the parallel run, with `-m serial`"
+    "serial: cannot run beside other tests (it stops or restarts a server they all share): `make test`"
+    " runs these alone, before the parallel run, with `-m serial`"
 )
 
 
@@ -84,30 +82,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", SERIAL_MARK)
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects on the marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        code = getattr(getattr(item, "function", None), "__code__", None)
-        if isinstance(code, CodeType) and _names_used(code) & STOPS_SHARED_SERVERS:
-            item.add_marker(pytest.mark.serial)
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("serial") and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         pytest.fail(
-            f"{item.nodeid} is marked serial (it stops a shared server): run it without -n, e.g."
+            f"{item.nodeid} is marked serial (it cannot run beside other tests): run it without -n, e.g."
             " `pytest -m serial`, not beside other tests",
             pytrace=False,
         )
-
-
-def _names_used(code: CodeType) -> set[str]:
-    """Global and attribute names a function's code uses, its nested functions' included."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            names |= _names_used(const)
-    return names
 
 
 @pytest.fixture(scope="session")

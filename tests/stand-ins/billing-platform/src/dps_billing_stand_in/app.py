@@ -90,6 +90,10 @@ class StandInApp:
             return exc.get_response()
         try:
             # Rate limits and other unstored faults come before anything is checked.
+            limit = self.state.faults.over_rate(request.method, request.path, _rate_account(self.state, request),
+                                                time.monotonic())
+            if limit is not None:
+                return api_error_response(limit.error())
             fault = self.state.faults.take("status", request.method, request.path, stored=False)
             if fault is not None:
                 return api_error_response(fault.error())
@@ -198,6 +202,21 @@ class StandInApp:
                 account=exchange.account,
             )
         )
+
+
+def _rate_account(state: State, request: Request) -> str:
+    """Whose rate a call counts against: the account it acts on (`Stripe-Account`, the access token's
+    account, the app's own account for its secret key), or the unknown key itself."""
+    named = request.headers.get("Stripe-Account")
+    if named:
+        return named
+    key = presented_key(request) or ""
+    if key == state.config.secret_key:
+        return state.config.platform_account
+    try:
+        return state.grants.account_for(key) or key
+    except ApiError:  # an expired token: its own 401 comes later, if the call is admitted
+        return key
 
 
 def _body(request: Request) -> bytes:

@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--app-name", default="Deal Pricing Service")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay of each /v1/ call")
     parser.add_argument("--rate-limit-fraction", type=float, default=None, help="answer 429 to this share of /v1/")
+    parser.add_argument("--rate-limit-per-second", type=int, default=None,
+                        help="answer 429 to an account's /v1/ call when this many came in the second before it")
     parser.add_argument("--error-fraction", type=float, default=None, help="answer 500 to this share of /v1/")
     parser.add_argument("--drop-fraction", type=float, default=None, help="drop this share of /v1/ connections")
     parser.add_argument("--seed", type=int, default=None, help="seed of the fault fractions")
@@ -49,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             app_name=args.app_name,
             seed=args.seed,
             log_requests=not args.quiet,
+            rate_limit_per_second=args.rate_limit_per_second,
         )
     except (ValueError, OSError) as exc:
         print(f"dps-billing-stand-in: {exc}", file=sys.stderr)

@@ -1,16 +1,18 @@
 """Faults a test switches on: error answers (429, 500, ...), latency, dropped connections; for the next N
-matching calls, a fraction of them, or all, by path prefix and method."""
+matching calls, a fraction of them, or all, by path prefix and method. And a rate limit: 429 for a call
+that arrives when the account already had N calls admitted in the second before it."""
 
 from __future__ import annotations
 
 import random
 import threading
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import ApiError
 
-Kind = Literal["status", "latency", "drop"]
+Kind = Literal["status", "latency", "drop", "rate"]
 
 
 @dataclass
@@ -27,7 +29,11 @@ class Fault:
     code: str | None = None
     seconds: float = 0.0
     after_processing: bool = False  # a drop after the request took effect: the answer is lost
+    per_second: int = 0  # a rate limit: calls admitted per account in any `window` seconds
+    window: float = 1.0
     fired: int = 0
+    # a rate limit's admitted arrivals per account (monotonic seconds), oldest first
+    _admitted: dict[str, deque[float]] = field(default_factory=dict, repr=False, compare=False)
 
     def matches(self, method: str, path: str) -> bool:
         return path.startswith(self.path_prefix) and (self.method is None or self.method == method.upper())
@@ -113,6 +119,36 @@ class Faults:
         return self._add(
             Fault("drop", path_prefix, _method(method), count, _fraction(fraction), after_processing=after_processing)
         )
+
+    def rate_limit(
+        self, per_second: int, *, path_prefix: str = "/v1/", method: str | None = None, window: float = 1.0,
+        retry_after: float | None = None,
+    ) -> Fault:
+        """Stripe's rate limiter: a matching call is answered 429 `rate_limit` (before anything is checked,
+        nothing stored) when `per_second` calls of the same account were already admitted in the `window`
+        seconds before it. Refused calls do not count. Stripe sends no `Retry-After`; give one to test it."""
+        if per_second < 1:
+            raise ValueError("per_second is at least 1")
+        if window <= 0:
+            raise ValueError("window is positive")
+        return self._add(Fault("rate", path_prefix, _method(method), status=429, retry_after=retry_after,
+                               per_second=per_second, window=window))
+
+    def over_rate(self, method: str, path: str, account: str, at: float) -> Fault | None:
+        """The rate limit that refuses this call (arriving at monotonic time `at` for `account`), if any;
+        otherwise the call is admitted and counted by every rate limit it matches."""
+        with self._lock:
+            limits = [f for f in self._faults if f.kind == "rate" and f.matches(method, path)]
+            for fault in limits:
+                admitted = fault._admitted.setdefault(account, deque())
+                while admitted and admitted[0] <= at - fault.window:
+                    admitted.popleft()
+                if len(admitted) >= fault.per_second:
+                    fault.fired += 1
+                    return fault
+            for fault in limits:
+                fault._admitted[account].append(at)
+        return None
 
     def remove(self, fault: Fault) -> None:
         with self._lock:

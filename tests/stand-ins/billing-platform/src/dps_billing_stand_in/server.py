@@ -59,7 +59,10 @@ class BillingStandIn:
         platform_account: str | None = None,
         seed: int | None = None,
         log_requests: bool = False,
+        rate_limit_per_second: int | None = None,
     ) -> BillingStandIn:
+        """`rate_limit_per_second`: answer 429 to an account's `/v1/` call when that many were admitted in
+        the second before it (`faults.rate_limit`; `faults.clear()` removes it too)."""
         if not secret_key.startswith(("sk_test_", "sk_live_")):
             raise ValueError("secret_key starts with sk_test_ or sk_live_")
         if not client_id.startswith("ca_"):
@@ -84,6 +87,8 @@ class BillingStandIn:
             recorder=Recorder(),
             webhooks=WebhookSender(webhook_secret, webhook_url),
         )
+        if rate_limit_per_second is not None:
+            state.faults.rate_limit(rate_limit_per_second)
         urls: dict[str, str] = {}
         server = make_server(
             host, port, StandInApp(state, lambda: dict(urls)), threaded=True,

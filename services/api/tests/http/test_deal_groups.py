@@ -10,7 +10,7 @@ from sqlalchemy import func, insert, select
 
 from dps_api.db.models.opportunities import DealGroup, DealGroupMember
 from dps_api.db.models.outbox import OutboxEvent
-from dps_api.schemas.deal_groups import MAX_GROUPS_PER_OPPORTUNITY, MAX_OPPORTUNITIES_PER_GROUP
+from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY, MAX_OPPORTUNITIES_PER_GROUP
 
 BASE = "/external/v1/deal-groups"
 
@@ -88,7 +88,7 @@ def test_lookup_returns_the_groups_an_opportunity_belongs_to_in_id_order(client,
     assert lookup(client, org.user, alone).json == {"dealGroups": []}
 
 
-@pytest.mark.parametrize("query", ["", "opportunityId=", "opportunityId=abc", "opportunityid=" + str(uuid.uuid4())])
+@pytest.mark.parametrize("query", ["", "opportunityId=", "opportunityId=abc", "opportunityid=" + str(uuid.UUID(int=1))])
 def test_lookup_needs_a_uuid_opportunity_id(client, org, query):
     resp = client.simulate_get(BASE, query_string=query, headers=org.viewer.headers)
     assert resp.status_code == 400

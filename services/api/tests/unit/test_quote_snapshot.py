@@ -10,11 +10,11 @@ import pytest
 
 from dps_common.contracts.quotes import QuoteSnapshot
 
+from dps_api.domain.commands import NOT_SENT
 from dps_api.domain.pricing import LineTerms, QuoteTotals, billing_period_unit_price, price_line
+from dps_api.domain.quote_commands import UpdateQuote
 from dps_api.domain.quote_views import QuoteLineView, QuoteView, snapshot
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
-from dps_api.services.commands import NOT_SENT
-from dps_api.services.quote_commands import UpdateQuote
 
 
 @pytest.mark.parametrize(

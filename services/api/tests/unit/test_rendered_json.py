@@ -17,7 +17,11 @@ from dps_common.auth.scopes import Role
 from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.json import dumps, loads
 
+from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import Condition, ConditionType
+from dps_api.domain.catalog_views import JsonText, PricebookView, ProductView
+from dps_api.domain.opportunity_views import DealGroupView, OpportunityView
+from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.approval_config import (
     ApprovalGroup,
     ApprovalRule,
@@ -30,12 +34,6 @@ from dps_api.schemas.catalog import Pricebook, Product, render_pricebook, render
 from dps_api.schemas.deal_groups import DealGroup, render_deal_group
 from dps_api.schemas.opportunities import Opportunity, render_opportunity
 from dps_api.schemas.whoami import Whoami, render_whoami
-from dps_api.services.approval_config import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
-from dps_api.services.catalog import JsonText, ProductView
-from dps_api.services.deal_groups import DealGroupView
-from dps_api.services.opportunities import OpportunityView
-from dps_api.services.opportunity_stage import OpportunityStage
-from dps_api.services.pricebooks import PricebookView
 
 ID = UUID("01939a4e-0000-7000-8000-000000000001")
 OTHER = UUID("01939a4e-0000-7000-8000-000000000002")

@@ -32,6 +32,38 @@ def currency_exponent(code: str) -> int:
     return exponent
 
 
+def currency_problem(code: str) -> str | None:
+    """Why ``code`` cannot price anything, or None."""
+    try:
+        exponent = Currency(code).exponent
+    except ValueError:
+        return f"{code} is not an ISO 4217 currency code"
+    if exponent is None:  # funds, precious metals, XXX
+        return f"{code} has no minor units and cannot be used for prices"
+    return None
+
+
+def amount_problem(currency: str, amount: Decimal) -> str | None:
+    """Why ``amount`` is not a valid price in ``currency``, or None (the currency must be valid)."""
+    if amount < 0:
+        return f"{currency} amount must not be negative"
+    exponent = currency_exponent(currency)
+    if _decimal_places(amount) > exponent:  # "100.00" JPY is a whole amount
+        return f"{currency} amount {amount} has more decimal places than {currency} allows ({exponent})"
+    return None
+
+
+def format_amount(currency: str, amount: Decimal) -> str:
+    """A valid amount at exactly the currency's minor units: ``"100"`` USD -> ``"100.00"``."""
+    return format(amount.quantize(Decimal(1).scaleb(-currency_exponent(currency))), "f")
+
+
+def _decimal_places(amount: Decimal) -> int:
+    """``"100.00"`` has none: the amount is whole. Called on finite amounts only."""
+    exponent = amount.normalize().as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
 def is_supported_currency(code: str) -> bool:
     try:
         currency_exponent(code)

@@ -1,6 +1,6 @@
-"""The quote vocabulary of the api's domain: one enum per concept.
+"""The vocabulary of the api's domain: one enum per concept.
 
-The enums live in ``dps_common.contracts.quotes`` because the billing connector reads quotes through
+The quote enums live in ``dps_common.contracts.quotes`` because the billing connector reads quotes through
 the snapshot, whose types are exactly these; the api's CHECK constraints, schemas and services all
 take them from here.
 """
@@ -17,7 +17,15 @@ from dps_common.contracts.quotes import (
     QuoteStatus,
 )
 
-__all__ = ["PERIOD_MONTHS", "BillingFrequency", "PriceBasis", "PriceFrequency", "PriceModel", "QuoteStatus"]
+__all__ = [
+    "PERIOD_MONTHS",
+    "BillingFrequency",
+    "OpportunityStage",
+    "PriceBasis",
+    "PriceFrequency",
+    "PriceModel",
+    "QuoteStatus",
+]
 
 
 class PriceBasis(StrEnum):
@@ -25,3 +33,12 @@ class PriceBasis(StrEnum):
 
     DISCOUNT = "DISCOUNT"  # the discount percent
     NET = "NET"  # the net unit price
+
+
+class OpportunityStage(StrEnum):
+    PROSPECTING = "PROSPECTING"
+    QUALIFICATION = "QUALIFICATION"
+    PROPOSAL = "PROPOSAL"
+    NEGOTIATION = "NEGOTIATION"
+    CLOSED_WON = "CLOSED_WON"  # set only by the closed-won action
+    CLOSED_LOST = "CLOSED_LOST"

@@ -11,11 +11,11 @@ from dps_common.http.operations import Operation
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
+from dps_api.domain.commands import NOT_SENT, NotSent
+from dps_api.domain.quote_commands import UpdateQuoteLine
 from dps_api.resources.quotes import _EDIT_RULES, TAG, line_input
 from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import PricingQuote, QuoteLineCreate, QuoteLineUpdate, render_quote
-from dps_api.services.commands import NOT_SENT, NotSent
-from dps_api.services.quote_commands import UpdateQuoteLine
 from dps_api.services.quote_lines import QuoteLineService
 
 _LOCKED = " 403 `locked_price` when a key without an admin role prices a locked product below list."

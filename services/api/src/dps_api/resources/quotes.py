@@ -14,6 +14,7 @@ from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
+from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import (
@@ -24,7 +25,6 @@ from dps_api.schemas.quotes import (
     QuoteUpdate,
     render_quote,
 )
-from dps_api.services.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.services.quotes import QuoteFilters, QuoteService
 
 TAG = "Pricing quotes"

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from pydantic import MISSING, Field
 
+from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import ConditionType
 from dps_api.schemas.common import (
     UNSENT,
@@ -19,9 +20,6 @@ from dps_api.schemas.common import (
     ResponseModel,
     unsent,
 )
-
-if TYPE_CHECKING:
-    from dps_api.services.approval_config import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 
 MAX_MEMBERS = 500
 MAX_POSITION = 2_147_483_647

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 from uuid import UUID
 
-import iso4217
 from orjson import Fragment
 from pydantic import MISSING, AfterValidator, BaseModel, Field, StringConstraints
 
 from dps_common.contracts.quotes import PriceFrequency, PriceModel
 
+from dps_api.domain.catalog_views import PricebookView, ProductView
+from dps_api.domain.money import amount_problem, currency_problem, format_amount
 from dps_api.schemas.common import (
     UNSENT,
     CurrencyCode,
@@ -26,55 +27,6 @@ from dps_api.schemas.common import (
     ResponseModel,
     unsent,
 )
-
-if TYPE_CHECKING:
-    from dps_api.services.catalog import ProductView
-    from dps_api.services.pricebooks import PricebookView
-
-__all__ = ["PriceFrequency", "PriceModel"]
-
-
-# --- money rules, also used by the services for values checked against stored state -----------------
-
-
-def currency_problem(code: str) -> str | None:
-    """Why ``code`` cannot price anything, or None."""
-    try:
-        exponent = iso4217.Currency(code).exponent
-    except ValueError:
-        return f"{code} is not an ISO 4217 currency code"
-    if exponent is None:  # funds, precious metals, XXX
-        return f"{code} has no minor units and cannot be used for prices"
-    return None
-
-
-def amount_problem(currency: str, amount: Decimal) -> str | None:
-    """Why ``amount`` is not a valid price in ``currency``, or None (the currency must be valid)."""
-    if amount < 0:
-        return f"{currency} amount must not be negative"
-    exponent = _exponent(currency)
-    if _decimal_places(amount) > exponent:  # "100.00" JPY is a whole amount
-        return f"{currency} amount {amount} has more decimal places than {currency} allows ({exponent})"
-    return None
-
-
-def format_amount(currency: str, amount: Decimal) -> str:
-    """A valid amount at exactly the currency's minor units: ``"100"`` USD -> ``"100.00"``."""
-    return format(amount.quantize(Decimal(1).scaleb(-_exponent(currency))), "f")
-
-
-def _exponent(currency: str) -> int:
-    """The minor units of a currency ``currency_problem`` accepted."""
-    exponent = iso4217.Currency(currency).exponent
-    if exponent is None:
-        raise ValueError(f"{currency} has no minor units")
-    return exponent
-
-
-def _decimal_places(amount: Decimal) -> int:
-    """``"100.00"`` has none: the amount is whole. Called on finite amounts only."""
-    exponent = amount.normalize().as_tuple().exponent
-    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
 def _currency(code: str) -> str:

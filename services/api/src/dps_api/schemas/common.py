@@ -6,7 +6,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import MISSING, BaseModel, ConfigDict, Field, StringConstraints
 
-from dps_api.services.commands import NOT_SENT, NotSent
+from dps_api.domain.commands import NOT_SENT, NotSent
 
 T = TypeVar("T")
 

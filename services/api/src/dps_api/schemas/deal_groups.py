@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
+from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY, MAX_OPPORTUNITIES_PER_GROUP
+from dps_api.domain.opportunity_views import DealGroupView
 from dps_api.schemas.common import UNSENT, Name, RequestModel, ResponseModel
-
-if TYPE_CHECKING:
-    from dps_api.services.deal_groups import DealGroupView
-
-# Bounds that keep ``GET /deal-groups?opportunityId=`` a bounded lookup without paging.
-MAX_OPPORTUNITIES_PER_GROUP = 1000
-MAX_GROUPS_PER_OPPORTUNITY = 100
 
 Description = Annotated[str, StringConstraints(max_length=2000)]
 OpportunityIds = Annotated[

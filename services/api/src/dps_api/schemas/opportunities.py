@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
 from dps_api.domain.money import format_money
+from dps_api.domain.opportunity_views import OpportunityView
+from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.common import (
     UNSENT,
     CurrencyCode,
@@ -18,13 +20,6 @@ from dps_api.schemas.common import (
     ResponseModel,
     unsent,
 )
-from dps_api.services.opportunity_stage import OpportunityStage
-
-if TYPE_CHECKING:
-    from dps_api.services.opportunities import OpportunityView
-
-__all__ = ["OpportunityStage"]
-
 
 CrmId = Annotated[
     str,

@@ -9,6 +9,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
+from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.money import format_decimal, format_money, format_price
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
@@ -21,9 +22,6 @@ from dps_api.schemas.common import (
     ResponseModel,
     unsent,
 )
-
-MAX_LINES = 500
-
 
 CustomName = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 TermMonths = Annotated[int, Field(ge=1, le=120, description="Subscription term in months, 1..120.")]

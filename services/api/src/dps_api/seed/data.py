@@ -12,7 +12,7 @@ from dps_common.auth.scopes import Role
 from dps_common.contracts.quotes import BillingFrequency, PriceFrequency, PriceModel
 
 from dps_api.domain.approval_rules import ConditionType
-from dps_api.services.opportunity_stage import OpportunityStage
+from dps_api.domain.vocabulary import OpportunityStage
 
 
 class Tier(TypedDict):

@@ -29,9 +29,10 @@ from dps_api.db.models.approvals import (
     ApprovalRuleGroup,
 )
 from dps_api.db.models.identity import User
+from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
+from dps_api.domain.commands import NOT_SENT, Patch, sent
 from dps_api.schemas.approval_config import render_approval_group, render_approval_rule, render_approval_rule_group
-from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.outbox import record_event
 
 _Model = TypeVar("_Model", ApprovalGroup, ApprovalRule, ApprovalRuleGroup)
@@ -83,38 +84,6 @@ class NewApprovalRuleGroup:
 class ApprovalRuleGroupChanges:
     name: Patch[str] = NOT_SENT
     position: Patch[int] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class ApprovalGroupView:
-    id: UUID
-    name: str
-    member_user_ids: list[UUID]  # sorted
-    required_approvals: int
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class ApprovalRuleView:
-    id: UUID
-    name: str
-    condition: Condition
-    approval_group_id: UUID
-    rule_group_id: UUID | None
-    active: bool
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class ApprovalRuleGroupView:
-    id: UUID
-    name: str
-    position: int
-    rule_ids: list[UUID]  # sorted
-    created_at: datetime
-    updated_at: datetime
 
 
 def rule_condition(rule: ApprovalRule) -> Condition:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, NamedTuple, NewType
+from typing import Any
 from uuid import UUID
 
 import orjson
@@ -35,16 +35,14 @@ from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
 
 from dps_api.db.models.catalog import Product, ProductVersion
+from dps_api.domain.catalog_views import JsonText, ProductView
+from dps_api.domain.commands import NOT_SENT, Patch, sent
 from dps_api.schemas.catalog import render_product
-from dps_api.services.commands import NOT_SENT, Patch, sent
 from dps_api.services.outbox import record_event
 
 Prices = dict[str, str]  # ISO 4217 code -> amount at the currency's minor units, e.g. {"USD": "100.00"}
 # TIERED: per currency, [{"upTo": "10", "unitPrice": "9.00"}, ..., {"upTo": None, "unitPrice": "8.00"}]
 Tiers = dict[str, list[dict[str, str | None]]]
-# A JSON document as PostgreSQL stored it (validated when written), rendered without parsing:
-# parsing the list's prices only to serialise them again was most of its cost.
-JsonText = NewType("JsonText", str)
 
 
 @dataclass(frozen=True)
@@ -75,25 +73,6 @@ class ProductChanges:
     tiers: Patch[Tiers | None] = NOT_SENT
     locked: Patch[bool] = NOT_SENT
     cost: Patch[Prices | None] = NOT_SENT
-
-
-class ProductView(NamedTuple):
-    """A product version as read. A named tuple: the list builds one per row on its hot path."""
-
-    id: UUID
-    spec_id: str
-    version: int
-    name: str
-    short_name: str | None
-    active: bool
-    price_model: PriceModel
-    price_frequency: PriceFrequency
-    list_prices: JsonText
-    tiers: JsonText
-    locked: bool
-    created_at: datetime
-    updated_at: datetime
-    cost: JsonText | None  # None: not shown to this principal
 
 
 # the columns of ``ProductView`` after ``id``, in order, shared by Product and ProductVersion

@@ -16,8 +16,10 @@ from dps_common.db import Transactions
 from dps_common.errors import Conflict, invalid_field, not_found
 
 from dps_api.db.models.opportunities import DealGroup, DealGroupMember, Opportunity
-from dps_api.schemas.deal_groups import MAX_GROUPS_PER_OPPORTUNITY, render_deal_group
-from dps_api.services.commands import NOT_SENT, Patch, sent
+from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY
+from dps_api.domain.opportunity_views import DealGroupView
+from dps_api.schemas.deal_groups import render_deal_group
 from dps_api.services.opportunities import find_opportunity
 from dps_api.services.outbox import record_event
 
@@ -36,16 +38,6 @@ class DealGroupChanges:
     name: Patch[str] = NOT_SENT
     description: Patch[str | None] = NOT_SENT
     opportunity_ids: Patch[Sequence[UUID]] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class DealGroupView:
-    id: UUID
-    name: str
-    description: str | None
-    opportunity_ids: list[UUID]  # sorted
-    created_at: datetime
-    updated_at: datetime
 
 
 def _view(group: DealGroup, opportunity_ids: Collection[UUID]) -> DealGroupView:

@@ -26,14 +26,15 @@ from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
+from dps_api.domain.commands import NOT_SENT, Patch, sent
 from dps_api.domain.money import (
     currency_exponent,
     is_supported_currency,
     round_money,
 )
+from dps_api.domain.opportunity_views import OpportunityView
+from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.opportunities import render_opportunity
-from dps_api.services.commands import NOT_SENT, Patch, sent
-from dps_api.services.opportunity_stage import OpportunityStage
 from dps_api.services.outbox import record_event
 
 
@@ -61,22 +62,6 @@ class OpportunityChanges:
     amount: Patch[Decimal | None] = NOT_SENT
     currency: Patch[str | None] = NOT_SENT
     close_date: Patch[date | None] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class OpportunityView:
-    id: UUID
-    crm_id: str | None
-    name: str
-    account_name: str
-    owner_user_id: UUID
-    stage: OpportunityStage
-    amount: Decimal | None
-    currency: str | None
-    close_date: date | None
-    closed_won_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)

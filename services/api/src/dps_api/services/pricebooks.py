@@ -30,8 +30,10 @@ from dps_api.db.models.catalog import (
     Product,
 )
 from dps_api.db.models.identity import User
-from dps_api.schemas.catalog import amount_problem, format_amount, render_pricebook
-from dps_api.services.commands import NOT_SENT, Patch, sent
+from dps_api.domain.catalog_views import PricebookView
+from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.money import amount_problem, format_amount
+from dps_api.schemas.catalog import render_pricebook
 from dps_api.services.outbox import record_event
 
 
@@ -59,21 +61,6 @@ class PricebookChanges:
     active: Patch[bool] = NOT_SENT
     assigned_user_ids: Patch[Sequence[UUID]] = NOT_SENT
     entries: Patch[Sequence[PriceEntry]] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class PricebookView:
-    """A pricebook version with its entries (product id ascending) and assigned users."""
-
-    id: UUID
-    version: int
-    name: str
-    currency: str
-    active: bool
-    assigned_user_ids: list[UUID]
-    entries: dict[UUID, Decimal]  # product id -> unit price
-    created_at: datetime
-    updated_at: datetime  # when this version was made
 
 
 _VERSIONED = ("name", "currency", "active")

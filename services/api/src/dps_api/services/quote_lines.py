@@ -15,18 +15,18 @@ from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, invalid_field, not_found
 
 from dps_api.db.models.quotes import Quote, QuoteLine
+from dps_api.domain.commands import NOT_SENT
+from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.pricing import LineTerms, PricedLine, PricingError, price_line
+from dps_api.domain.quote_commands import QuoteLineInput, UpdateQuoteLine
 from dps_api.domain.quote_views import QuoteView
 from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel
-from dps_api.schemas.quotes import MAX_LINES
 from dps_api.services.catalog_lookup import (
     PinnedPricebook,
     PricedProduct,
     pinned_pricebook,
     price_product,
 )
-from dps_api.services.commands import NOT_SENT
-from dps_api.services.quote_commands import QuoteLineInput, UpdateQuoteLine
 from dps_api.services.quote_records import (
     apply_pricing,
     begin_edit,

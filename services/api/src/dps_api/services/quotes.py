@@ -22,6 +22,7 @@ from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.models.quotes import Quote
 from dps_api.domain.money import is_supported_currency
+from dps_api.domain.quote_commands import CreateQuote, UpdateQuote
 from dps_api.domain.quote_views import QuoteView
 from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
 from dps_api.schemas.quotes import render_quote
@@ -31,7 +32,6 @@ from dps_api.services.catalog_lookup import (
     price_product,
 )
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_commands import CreateQuote, UpdateQuote
 from dps_api.services.quote_lines import copy_catalog_prices, new_line
 from dps_api.services.quote_records import (
     begin_edit,

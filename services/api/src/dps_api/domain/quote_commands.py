@@ -12,8 +12,8 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from dps_api.domain.commands import NOT_SENT, Patch, sent
 from dps_api.domain.vocabulary import BillingFrequency
-from dps_api.services.commands import NOT_SENT, Patch, sent
 
 
 @dataclass(frozen=True, slots=True)

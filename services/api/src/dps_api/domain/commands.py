@@ -1,4 +1,5 @@
-"""The "not sent" marker of partial-update commands.
+"""The "not sent" marker of partial-update commands, shared by the commands the use cases take and
+the request models that build them.
 
 A field of an update command holding ``NOT_SENT`` leaves the stored value as it is; ``None`` is a
 value (it clears a nullable field). Resources turn a request body's missing fields into it.

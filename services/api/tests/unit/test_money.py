@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 
 from dps_api.domain.money import (
     UnsupportedCurrency,
+    amount_problem,
     currency_exponent,
+    currency_problem,
+    format_amount,
     format_decimal,
     format_money,
     format_price,
@@ -86,3 +89,40 @@ def test_rounding_moves_at_most_half_a_minor_unit(amount, currency):
     assert abs(rounded - amount) <= half_unit
     assert -rounded.as_tuple().exponent == currency_exponent(currency)
     assert round_money(rounded, currency) == rounded
+
+
+@pytest.mark.parametrize(
+    ("code", "problem"),
+    [
+        ("USD", None),
+        ("JPY", None),
+        ("ABC", "ABC is not an ISO 4217 currency code"),
+        ("XAU", "XAU has no minor units and cannot be used for prices"),
+    ],
+)
+def test_a_catalog_currency_must_have_minor_units(code, problem):
+    assert currency_problem(code) == problem
+
+
+@pytest.mark.parametrize(
+    ("currency", "amount", "problem"),
+    [
+        ("USD", "100", None),
+        ("USD", "0.01", None),
+        ("JPY", "100.00", None),  # trailing zeros: still a whole amount
+        ("KWD", "1.125", None),
+        ("USD", "0.001", "USD amount 0.001 has more decimal places than USD allows (2)"),
+        ("JPY", "100.5", "JPY amount 100.5 has more decimal places than JPY allows (0)"),
+        ("USD", "-1", "USD amount must not be negative"),
+    ],
+)
+def test_a_catalog_price_fits_the_currency_minor_units(currency, amount, problem):
+    assert amount_problem(currency, D(amount)) == problem
+
+
+@pytest.mark.parametrize(
+    ("currency", "amount", "written"),
+    [("USD", "100", "100.00"), ("JPY", "100.00", "100"), ("KWD", "1.5", "1.500"), ("USD", "0", "0.00")],
+)
+def test_a_catalog_price_is_written_at_exactly_the_minor_units(currency, amount, written):
+    assert format_amount(currency, D(amount)) == written

@@ -49,16 +49,13 @@ and, for the service's own ``tests/integration/test_*migrations.py``, the checks
 leaving nothing, upgrade again).
 
 Under pytest-xdist each worker is a session of its own: it makes its own databases and virtual
-hosts (the worker id is in their names) and its own processes on free ports. A test that must not
-run beside others (it stops a server every test shares, say) is marked ``serial``: ``make test``
-runs those alone, and under ``-n`` with more than one worker they fail at once instead of breaking
-their neighbours. (The broker-restart tests need no mark: each restarts a RabbitMQ node of its own,
-``dps_common.testing.broker.private_broker``.)
+hosts (the worker id is in their names) and its own processes on free ports. No test stops a server
+the others share: a test that restarts a broker restarts a RabbitMQ node of its own
+(``dps_common.testing.broker.private_broker``), so every test can run beside any other.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -71,24 +68,6 @@ from dps_common.db import Transactions, make_engine
 from dps_common.testing.service import ServiceUnderTest, WsgiApp
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import rolled_back
-
-SERIAL_MARK = (
-    "serial: cannot run beside other tests (it stops or restarts a server they all share): `make test`"
-    " runs these alone, before the parallel run, with `-m serial`"
-)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", SERIAL_MARK)
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("serial") and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
-        pytest.fail(
-            f"{item.nodeid} is marked serial (it cannot run beside other tests): run it without -n, e.g."
-            " `pytest -m serial`, not beside other tests",
-            pytrace=False,
-        )
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,9 @@ from html import escape
 _PAGE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title></head>
+<title>{title} · Deal Pricing Service</title>
+<style>body{{font-family:system-ui,sans-serif;line-height:1.5;max-width:40rem;margin:3rem auto;padding:0 1rem}}</style>
+</head>
 <body>
 <main>
 <h1>{title}</h1>

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
@@ -147,28 +147,24 @@ class ConnectionService:
                                200, grant.account_id)
 
     def disconnect(self, principal: Principal) -> None:
-        with self._tx.read() as session:
-            connection = load_connection(session, principal.organization_id)
-            connection_id, account_id = connection.id, connection.account_id
-        try:
-            self._oauth.deauthorize(account_id)
-        except PlatformRejected as exc:
-            # the platform holds no grant for it any more (removed there already): nothing to revoke
-            log.info("deauthorize refused", extra={"organizationId": str(principal.organization_id),
-                                                   "code": exc.code})
-        except PlatformError:
-            raise UpstreamFailed(
-                "The billing platform could not be reached to remove the app; the connection is kept. Retry.",
-                code="billing_platform_unavailable",
-            ) from None
-        now = self._now()
+        """Deauthorize on the platform, then delete, holding the row's lock throughout: the platform's
+        ``account.application.deauthorized`` webhook, sent as it revokes, waits for this transaction
+        and then finds nothing left to remove, so the removal is recorded once, by the service."""
         with self._tx() as session:
-            removed = session.scalar(
-                select(BillingConnection).where(BillingConnection.id == connection_id).with_for_update()
-            )
-            if removed is not None:
-                record_removed(session, removed, "service", now)
-                session.delete(removed)
+            connection = load_connection(session, principal.organization_id, lock=True)
+            try:
+                self._oauth.deauthorize(connection.account_id)
+            except PlatformRejected as exc:
+                # the platform holds no grant for it any more (removed there already): nothing to revoke
+                log.info("deauthorize refused", extra={"organizationId": str(principal.organization_id),
+                                                       "code": exc.code})
+            except PlatformError:
+                raise UpstreamFailed(
+                    "The billing platform could not be reached to remove the app; the connection is kept. Retry.",
+                    code="billing_platform_unavailable",
+                ) from None
+            record_removed(session, connection, "service", self._now())
+            session.delete(connection)
         log.info("billing platform disconnected", extra={"organizationId": str(principal.organization_id)})
 
     def _consume(self, state: AuthorizeState, now: datetime) -> bool:

@@ -37,7 +37,13 @@ class PostgresPacer:
         self._sleep = sleep
 
     def wait_turn(self, account_id: str) -> None:
+        self.take_turn(account_id, lambda: None)
+
+    def take_turn(self, account_id: str, reserved: Callable[[], None]) -> None:
+        """``wait_turn``, calling ``reserved`` once the turn is taken and before sleeping until it, so that
+        callers can take their turns in an order of their own (``dps_billing.worker.lines``)."""
         with self._engine.connect() as connection:
             wait = connection.execute(_TAKE_TURN, {"account_id": account_id, "interval": self._interval}).scalar_one()
+        reserved()
         if wait > 0:
             self._sleep(float(wait))

@@ -1,5 +1,6 @@
-"""One push, from a claim to its end: plan, then create each supported line's product and price, then
-the draft quote, storing every id as soon as it is returned.
+"""One push, from a claim to its end: plan, then create each supported line's product and price (a few
+lines at once, ``dps_billing.worker.lines``), then the draft quote, storing every id as soon as it is
+returned.
 
 - The plan comes from the snapshot stored with the push and the ``planned_at`` of its first claim,
   so every resume asks for exactly the same objects with the same parameters. A plan with errors
@@ -32,7 +33,7 @@ from dps_common.errors import Conflict
 
 from dps_billing.db.models import PushObject
 from dps_billing.domain.mapping import plan_push
-from dps_billing.domain.plan import PushPlan
+from dps_billing.domain.plan import PlannedLine, PushPlan
 from dps_billing.platform.client import BillingClient, Created
 from dps_billing.platform.errors import PlatformError, PlatformUnauthorized, PlatformUnavailable
 from dps_billing.platform.pacing import Pacer
@@ -40,6 +41,7 @@ from dps_billing.platform.retry import Retrier
 from dps_billing.services.access import Access, AccessTokens
 from dps_billing.settings import Settings
 from dps_billing.worker.claims import ClaimedPush, release, renew_lease
+from dps_billing.worker.lines import TurnOrder, create_lines
 from dps_billing.worker.lookups import PlatformLookups
 from dps_billing.worker.records import Failure, PushRecords
 
@@ -158,24 +160,31 @@ class PushRunner:
     def _create_all(self, calls: _Calls, plan: PushPlan, pricing_quote_id: str) -> str:
         assert plan.quote is not None
         objects = self._records.objects(calls.lease.push.push_id)
-        price_ids: dict[str, str] = {}
-        # each lambda is called before the loop moves on: binding the loop's variables late is safe
-        for position, line in enumerate(plan.lines):
-            product_id = calls.ensure(
-                objects, line.line_id, "product", position,
-                lambda key: calls.client().create_product(line.product, idempotency_key=key),
-                lambda since: calls.lookups().find_product(line.line_id, since, self._records.is_known),
-            )
-            price_ids[line.line_id] = calls.ensure(
-                objects, line.line_id, "price", position,
-                lambda key: calls.client().create_price(line.price, product_id=product_id, idempotency_key=key),
-                lambda since: calls.lookups().find_price(product_id, since, self._records.is_known),
-            )
+        known = self._records.is_known
+
+        def create_line(position: int, line: PlannedLine, order: TurnOrder) -> str:
+            """The line's price id (its product made first)."""
+            with order.step("price", position) as price_pacer:
+                with order.step("product", position) as product_pacer:
+                    product_id = calls.ensure(
+                        objects, line.line_id, "product", position,
+                        lambda key: calls.client(product_pacer).create_product(line.product, idempotency_key=key),
+                        lambda since: calls.lookups(product_pacer).find_product(line.line_id, since, known),
+                    )
+                return calls.ensure(
+                    objects, line.line_id, "price", position,
+                    lambda key: calls.client(price_pacer).create_price(line.price, product_id=product_id,
+                                                                       idempotency_key=key),
+                    lambda since: calls.lookups(price_pacer).find_price(product_id, since, known),
+                )
+
+        prices = create_lines(plan.lines, self._pacer, create_line)
+        price_ids = {line.line_id: price_id for line, price_id in zip(plan.lines, prices)}
         quote = plan.quote
         return calls.ensure(
             objects, QUOTE_LINE, "quote", len(plan.lines),
             lambda key: calls.client().create_quote(quote, price_ids=price_ids, idempotency_key=key),
-            lambda since: calls.lookups().find_quote(pricing_quote_id, since, self._records.is_known),
+            lambda since: calls.lookups().find_quote(pricing_quote_id, since, known),
         )
 
     def _fail(self, push: ClaimedPush, failure: Failure) -> None:
@@ -199,15 +208,15 @@ class _Calls:
         self.lease = lease
         self.access = access
 
-    def client(self) -> BillingClient:
+    def client(self, pacer: Pacer | None = None) -> BillingClient:
         r = self.runner
         return BillingClient(self.access.access_token, self.access.account_id, api_url=r._settings.billing_api_url,
-                             http_client=r._http_client, pacer=r._pacer, retrier=r._retrier)
+                             http_client=r._http_client, pacer=pacer or r._pacer, retrier=r._retrier)
 
-    def lookups(self) -> PlatformLookups:
+    def lookups(self, pacer: Pacer | None = None) -> PlatformLookups:
         r = self.runner
         return PlatformLookups(self.access.access_token, self.access.account_id, api_url=r._settings.billing_api_url,
-                               http_client=r._http_client, pacer=r._pacer, retrier=r._retrier)
+                               http_client=r._http_client, pacer=pacer or r._pacer, retrier=r._retrier)
 
     def authorized(self, call: Callable[[], T]) -> T:
         if self.lease.lost.is_set():

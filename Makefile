@@ -11,7 +11,7 @@ PYTEST := $(BIN)/python -m pytest
 TEST_WORKERS ?= auto
 MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_billing_stand_in
 
-.PHONY: run test tests browser install lint typecheck contract bench bench-webhooks clean
+.PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml
@@ -53,6 +53,9 @@ bench: $(STAMP)
 
 bench-webhooks: $(STAMP)
 	$(BIN)/python bench/webhooks.py
+
+bench-billing: $(STAMP)
+	$(BIN)/python bench/billing_push.py
 
 clean:
 	rm -rf $(VENV) .run

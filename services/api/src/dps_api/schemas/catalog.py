@@ -172,24 +172,27 @@ class ProductList(ResponseModel):
 
 def render_product(product: ProductView) -> dict[str, Any]:
     """A product as the API shows it (``Product``), also the snapshot its events carry. The JSON
-    fields go out as stored, unparsed (``orjson.Fragment``): the list's hot path."""
+    fields go out as stored, unparsed (``orjson.Fragment``): the list's hot path, hence one unpacking
+    of the tuple rather than an attribute read per field."""
+    (id_, spec_id, version, name, short_name, active, price_model, price_frequency, list_prices, tiers, locked,
+     created_at, updated_at, cost) = product
     rendered = {
-        "id": product.id,
-        "specId": product.spec_id,
-        "version": product.version,
-        "name": product.name,
-        "shortName": product.short_name,
-        "active": product.active,
-        "priceModel": product.price_model,
-        "priceFrequency": product.price_frequency,
-        "listPrices": Fragment(product.list_prices),
-        "tiers": Fragment(product.tiers),
-        "locked": product.locked,
-        "createdAt": product.created_at,
-        "updatedAt": product.updated_at,
+        "id": id_,
+        "specId": spec_id,
+        "version": version,
+        "name": name,
+        "shortName": short_name,
+        "active": active,
+        "priceModel": price_model,
+        "priceFrequency": price_frequency,
+        "listPrices": Fragment(list_prices),
+        "tiers": Fragment(tiers),
+        "locked": locked,
+        "createdAt": created_at,
+        "updatedAt": updated_at,
     }
-    if product.cost is not None:
-        rendered["cost"] = Fragment(product.cost)
+    if cost is not None:
+        rendered["cost"] = Fragment(cost)
     return rendered
 
 

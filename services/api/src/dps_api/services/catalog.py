@@ -163,12 +163,15 @@ def _list_sql(everything: bool, active: bool | None, resumes: bool) -> str:
 
 
 def _views(rows: Iterable[Sequence[Any]], with_cost: bool) -> list[ProductView]:
-    """Rows of ``_select``'s columns as views, the JSONB columns as text."""
-    models, frequencies = _PRICE_MODELS, _PRICE_FREQUENCIES
+    """Rows of ``_select``'s columns as views, the JSONB columns as text. The list's hot path: the
+    tuples are made with ``tuple.__new__``, skipping the named tuple's own ``__new__`` (a Python
+    function taking keywords) for each row."""
+    models, frequencies, make = _PRICE_MODELS, _PRICE_FREQUENCIES, tuple.__new__
     return [
-        ProductView(
-            r[0], r[1], r[2], r[3], r[4], r[5], models[r[6]], frequencies[r[7]], r[8], r[9], r[10], r[11], r[12],
-            r[13] if with_cost else None,
+        make(
+            ProductView,
+            (r[0], r[1], r[2], r[3], r[4], r[5], models[r[6]], frequencies[r[7]], r[8], r[9], r[10], r[11], r[12],
+             r[13] if with_cost else None),
         )
         for r in rows
     ]

@@ -13,13 +13,11 @@ modules imported by other tests cannot hide anything.
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
+
+from dps_common.testing.layers import PackageImports, in_part, loaded_in_a_fresh_interpreter, top_level
 
 import dps_api
 
@@ -48,90 +46,16 @@ ENTRY_POINTS = (
 SETTINGS = "dps_api.settings"
 
 
-@cache
+IMPORTS = PackageImports(dps_api)
+direct_imports, reached, modules_of, outside = IMPORTS.direct_imports, IMPORTS.reached, IMPORTS.modules_of, IMPORTS.outside
+
+
 def package_modules() -> dict[str, Path]:
-    """Every module of the package (the Alembic tree aside: Alembic loads it, nothing imports it)."""
-    found = {}
-    for path in ROOT.rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[0] == "migrations":
-            continue
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join((PACKAGE, *parts))] = path
-    return found
-
-
-def _package_of(module: str) -> str:
-    return module if package_modules()[module].name == "__init__.py" else module.rpartition(".")[0]
-
-
-@cache
-def direct_imports(module: str) -> frozenset[str]:
-    """The modules (of any package) that ``module``'s source imports, wherever in it."""
-    tree = ast.parse(package_modules()[module].read_text(), filename=str(package_modules()[module]))
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = _package_of(module).split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            imported.add(base)
-            # ``from dps_api.services import catalog`` imports the module ``dps_api.services.catalog``
-            imported.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in package_modules())
-    return frozenset(imported)
-
-
-def _with_parents(module: str) -> set[str]:
-    """Importing ``a.b.c`` runs ``a`` and ``a.b`` first."""
-    parts = module.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-
-
-@cache
-def reached(module: str) -> frozenset[str]:
-    """The package's modules that importing ``module`` (and calling into it) may load, itself included."""
-    seen: set[str] = set()
-    todo = [module]
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        for name in direct_imports(current):
-            todo.extend(m for m in _with_parents(name) if m in package_modules())
-    return frozenset(seen)
-
-
-def in_part(module: str, part: str) -> bool:
-    return module == part or module.startswith(part + ".")
-
-
-def modules_of(*parts: str) -> list[str]:
-    return sorted(m for m in package_modules() if any(in_part(m, part) for part in parts))
-
-
-def outside(modules: frozenset[str] | set[str], *allowed: str) -> set[str]:
-    """The package's modules in ``modules`` that are not within one of the ``allowed`` parts."""
-    return {m for m in modules if in_part(m, PACKAGE) and m != PACKAGE and not any(in_part(m, p) for p in allowed)}
+    return IMPORTS.modules
 
 
 def frameworks_imported(modules: frozenset[str] | set[str]) -> set[str]:
-    return top_level(set().union(*(direct_imports(m) for m in modules))) & FRAMEWORKS
-
-
-def loaded_in_a_fresh_interpreter(module: str) -> set[str]:
-    code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return set(done.stdout.split())
-
-
-def top_level(modules: set[str]) -> set[str]:
-    return {m.partition(".")[0] for m in modules}
+    return IMPORTS.frameworks_imported(modules, FRAMEWORKS)
 
 
 # --- the source view --------------------------------------------------------------------------------
@@ -169,11 +93,9 @@ def test_the_walk_sees_imports_anywhere_in_a_module(tmp_path, monkeypatch):
     fake = tmp_path / "schemas" / "probe.py"
     fake.parent.mkdir()
     fake.write_text(source)
-    monkeypatch.setitem(package_modules(), "dps_api.schemas.probe", fake)
-    try:
-        assert {"dps_api.services.catalog", "dps_api.db.base", "falcon"} <= direct_imports("dps_api.schemas.probe")
-    finally:
-        direct_imports.cache_clear()
+    imports = PackageImports(dps_api)  # a walk of its own: the probe stays out of the shared one
+    monkeypatch.setitem(imports.modules, "dps_api.schemas.probe", fake)
+    assert {"dps_api.services.catalog", "dps_api.db.base", "falcon"} <= imports.direct_imports("dps_api.schemas.probe")
 
 
 @pytest.mark.parametrize("module", modules_of(DOMAIN))

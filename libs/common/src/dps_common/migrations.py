@@ -14,6 +14,7 @@ from alembic.config import Config
 from sqlalchemy import MetaData, create_engine
 
 from dps_common.db import sqlalchemy_url
+from dps_common.settings import Env
 
 
 def alembic_config(package: str, database_url: str) -> Config:
@@ -25,6 +26,15 @@ def alembic_config(package: str, database_url: str) -> Config:
 
 def upgrade(package: str, database_url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(package, database_url), revision)
+
+
+def upgrade_from_env(package: str) -> None:
+    """``<service> migrate``: upgrade the database DATABASE_URL names (``SettingsError`` when it is
+    missing or not PostgreSQL)."""
+    env = Env()
+    database_url = env.postgres_url("DATABASE_URL")
+    env.check()
+    upgrade(package, database_url)
 
 
 def downgrade(package: str, database_url: str, revision: str) -> None:

@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from dps_common import logs
-from dps_common.settings import Env, SettingsError
+from dps_common.migrations import upgrade_from_env
+from dps_common.settings import SettingsError
 
-from dps_billing.db.migrate import upgrade
 from dps_billing.settings import Settings
 from dps_billing.worker.loop import run_worker
 
@@ -25,10 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
-            env = Env()
-            url = env.postgres_url("DATABASE_URL")
-            env.check()
-            upgrade(url)
+            upgrade_from_env("dps_billing")
             return 0
         settings = Settings.from_env()
     except SettingsError as exc:

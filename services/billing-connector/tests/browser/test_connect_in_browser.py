@@ -8,7 +8,6 @@ Playwright the module is skipped, except under ``CI=true`` where that is a failu
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import time
@@ -19,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 import requests
+
+from dps_common.testing.availability import unavailable
 
 from dps_billing.app import create_app
 
@@ -41,10 +42,7 @@ ACCOUNT = re.compile(r"acct_[A-Za-z0-9]+")
 
 
 def _unavailable(why: str) -> NoReturn:
-    message = f"the browser tests need {why}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    unavailable(f"the browser tests need {why}")
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,12 @@ from collections.abc import Callable
 
 from dps_common import logs
 from dps_common.db import Transactions, make_engine
+from dps_common.migrations import upgrade_from_env
 from dps_common.process_server import serve_health_and_metrics
-from dps_common.settings import Env, SettingsError
+from dps_common.settings import SettingsError
 
 from dps_webhooks import metrics
 from dps_webhooks.consumer import EventConsumer
-from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.settings import Settings
@@ -44,10 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
-            env = Env()
-            url = env.postgres_url("DATABASE_URL")
-            env.check()
-            upgrade(url)
+            upgrade_from_env("dps_webhooks")
             return 0
         settings = Settings.from_env()
     except SettingsError as exc:

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import pytest
 from kombu.connection import Connection
 
+from dps_common.testing.availability import unavailable
 from dps_common.testing.processes import free_port
 
 RABBITMQCTL_TIMEOUT_SECONDS = 120
@@ -211,10 +211,7 @@ def private_broker() -> Iterator[PrivateBroker]:
         _rabbitmq_command("rabbitmq-server")
         _rabbitmq_command("rabbitmqctl")
     except FileNotFoundError as exc:
-        message = f"a private RabbitMQ node needs the RabbitMQ server installed ({exc})"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        unavailable(f"a private RabbitMQ node needs the RabbitMQ server installed ({exc})")
     broker = PrivateBroker()
     try:
         yield broker.start()

@@ -10,23 +10,21 @@ import secrets
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-import pytest
 from kombu.connection import Connection
 
 from dps_common.messaging import DEFAULT_AMQP_URL
+from dps_common.testing.availability import unavailable
 from dps_common.testing.broker import rabbitmqctl
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
-def _unavailable(what: str, why: Exception) -> None:
-    message = f"{what} is not reachable ({why}); set DATABASE_URL / AMQP_URL or start it"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+def _unavailable(what: str, why: Exception) -> NoReturn:
+    unavailable(f"{what} is not reachable ({why}); set DATABASE_URL / AMQP_URL or start it")
 
 
 def unique_name(prefix: str) -> str:

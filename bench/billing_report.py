@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from billing_stack import server_version
+from databases import server_version
 
 if TYPE_CHECKING:
     from billing_push import Measured

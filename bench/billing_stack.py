@@ -16,14 +16,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import requests
 
 from dps_common.contracts.quotes import QuoteSnapshot
@@ -34,6 +31,8 @@ from dps_billing_stand_in import BillingStandIn
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "services" / "billing-connector" / "tests"))  # the connector tests' helpers
+
+from databases import fresh_database  # noqa: E402
 
 from billing_helpers import connect, line, quote  # noqa: E402
 from fake_api import FakeApi, FakeOrg  # noqa: E402
@@ -92,25 +91,6 @@ class Process:
             except ProcessLookupError:
                 pass
         self._log.close()
-
-
-@contextmanager
-def fresh_database(server_url: str) -> Iterator[str]:
-    """A new database on ``server_url``'s server, dropped when the block ends."""
-    name = f"dps_bench_billing_{secrets.token_hex(4)}"
-    with psycopg.connect(server_url, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(server_url)._replace(path="/" + name))
-    finally:
-        with psycopg.connect(server_url, autocommit=True, connect_timeout=5) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def server_version(server_url: str) -> str:
-    with psycopg.connect(server_url, connect_timeout=5) as conn:
-        row = conn.execute("SHOW server_version").fetchone()
-        return str(row[0]) if row else "unknown"
 
 
 def free_port() -> int:
@@ -172,7 +152,7 @@ class Stack:
 def build(stack: ExitStack, server_url: str, rate_per_second: float, limit_per_second: int,
           latency_seconds: float) -> Stack:
     log_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dps-bench-billing-")))
-    database_url = stack.enter_context(fresh_database(server_url))
+    database_url = stack.enter_context(fresh_database(server_url, "dps_bench_billing"))
     upgrade(database_url)
     internal_token = secrets.token_urlsafe(32)
     fake_api = FakeApi(internal_token)

@@ -20,8 +20,9 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
+from databases import fresh_database
 from load import LoadOptions, run_wrk
-from seed import DEFAULT_SERVER_URL, fresh_database, seed
+from seed import DEFAULT_SERVER_URL, seed
 from servers import GunicornSettings, Server
 
 # innermost matching frame decides the package ("self" time); order: most specific first

@@ -25,9 +25,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 import orjson
+from databases import fresh_database, server_version
 from load import LoadOptions, LoadResult, measure, require_wrk
 from report import Target, load_average, machine, render, write
-from seed import DEFAULT_SERVER_URL, Seeded, fresh_database, seed, server_version
+from seed import DEFAULT_SERVER_URL, Seeded, seed
 from servers import GunicornSettings, Server, get, rss_mb
 
 PRODUCTS = "/external/v1/products"

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit, urlunsplit
 from uuid import UUID
 
 import psycopg
@@ -38,24 +35,6 @@ class Seeded:
     organization_id: UUID
     admin_key: str
     products: int
-
-
-@contextmanager
-def fresh_database(server_url: str) -> Iterator[str]:
-    """A new database on ``server_url``'s server, dropped when the block ends."""
-    name = f"dps_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(server_url, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(server_url)._replace(path="/" + name))
-    finally:
-        with psycopg.connect(server_url, autocommit=True, connect_timeout=5) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def server_version(server_url: str) -> str:
-    with psycopg.connect(server_url, connect_timeout=5) as conn:
-        return conn.execute("SHOW server_version").fetchone()[0]
 
 
 def seed(database_url: str, products: int) -> Seeded:

@@ -9,7 +9,7 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-from seed import server_version
+from databases import server_version
 
 PACKAGES = ("gunicorn", "kombu", "requests", "urllib3", "psycopg", "SQLAlchemy", "orjson")
 

@@ -21,7 +21,7 @@ from uuid import UUID
 
 import psycopg
 import requests
-from seed import fresh_database
+from databases import fresh_database
 from servers import CLOCK_TICKS, free_port
 
 from dps_common.crypto import new_key

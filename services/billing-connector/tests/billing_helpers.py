@@ -26,6 +26,9 @@ from dps_common.contracts.quotes import (
     QuoteSnapshotLine,
     QuoteStatus,
 )
+from dps_common.testing.events import assert_documented_event
+
+from dps_billing.schemas.events import EVENTS
 
 WEBHOOK_SECRET = "whsec_billing_connector_tests_0123456789"
 _HIDDEN = re.compile(r'<input type=hidden name=(\w+) value="([^"]*)">')
@@ -109,4 +112,7 @@ def outbox_events(session: Any, organization_id: UUID, event_type: str | None = 
         text("SELECT envelope FROM outbox_events WHERE organization_id = :org ORDER BY occurred_at, id"),
         {"org": organization_id},
     ).scalars()
-    return [row for row in rows if event_type is None or row["type"] == event_type]
+    envelopes = [row for row in rows if event_type is None or row["type"] == event_type]
+    for envelope in envelopes:  # every event a test reads is one the catalogue documents
+        assert_documented_event(EVENTS, envelope)
+    return envelopes

@@ -77,6 +77,14 @@ class Env:
             self.problems.append(f"{name} must be at least {min_length} characters")
         return value
 
+    def urls(self, name: builtins.str) -> tuple[builtins.str, ...]:
+        """A comma-separated list of http(s) URLs; absent: none."""
+        urls = tuple(url.strip() for url in self._environ.get(name, "").split(",") if url.strip())
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                self.problems.append(f"{name} must list http:// or https:// URLs, got {url!r}")
+        return urls
+
     def postgres_url(self, name: builtins.str = "DATABASE_URL") -> builtins.str:
         value = self.str(name)
         if value and not value.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):

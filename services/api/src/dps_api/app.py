@@ -13,7 +13,9 @@ from dps_common.http.app import Api, ServiceApp
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
+from dps_api.resources.reference import add_reference_page
 from dps_api.routes import add_routes
+from dps_api.schemas.events import EVENTS
 from dps_api.services.identity import DatabaseKeyStore
 from dps_api.settings import Settings
 
@@ -39,7 +41,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> Service
     ctx = build_context(settings, tx)
     api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)})
     add_routes(api, ctx)
-    api.publish_openapi("Deal Pricing Service API", API_VERSION)
+    api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls)
+    add_reference_page(api.app)
     api.app.context = ctx  # tests and tools reach the wiring here
     return api.app
 

@@ -18,6 +18,9 @@ class Settings:
     db_pool_size: int = 5
     log_level: str = "INFO"
     internal_api_token: str = ""  # other services' bearer token for key introspection; unset: not served
+    # the other services' own OpenAPI documents (``/internal/v1/openapi.json``), merged into the
+    # external one; unset: the api's own operations only
+    openapi_part_urls: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -30,6 +33,7 @@ class Settings:
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             log_level=env.str("LOG_LEVEL", "INFO"),
             internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
+            openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
         )
         env.check()
         return settings

@@ -5,7 +5,6 @@ are read from the api's internal snapshot."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import falcon
 from sqlalchemy import text
@@ -13,13 +12,13 @@ from sqlalchemy import text
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
-from dps_common.http.app import API_PREFIX, Api
-from dps_common.http.openapi import build_document
+from dps_common.http.app import Api
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
 from dps_billing.platform.oauth import AppOAuth
 from dps_billing.routes import add_routes
+from dps_billing.schemas.events import EVENTS
 from dps_billing.services.ports import OAuthApp
 from dps_billing.settings import Settings
 from dps_billing.snapshots import SnapshotReader
@@ -68,31 +67,9 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAu
     )
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
     add_routes(api, ctx)
-    _publish_openapi(api)
+    api.publish_openapi(TITLE, API_VERSION, events=EVENTS)
     api.app.context = ctx
     return api.app
-
-
-def _publish_openapi(api: Api) -> None:
-    """The shared document, except that the operations of public resources (the browser's callback,
-    the platform's signed webhooks) ask for no API key."""
-    document = build_document(TITLE, API_VERSION, API_PREFIX, api.routes)
-    for path, resource in api.routes:
-        if getattr(resource, "public", False):
-            for operation in document["paths"][path].values():
-                operation["security"] = []
-                operation["responses"].pop("401", None)
-    api.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(document))
-
-
-class _OpenApi:
-    public = True
-
-    def __init__(self, document: dict[str, Any]):
-        self._document = document
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self._document
 
 
 def _ping(tx: Transactions) -> None:

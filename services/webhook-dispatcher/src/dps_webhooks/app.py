@@ -16,6 +16,7 @@ from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
 from dps_webhooks.routes import add_routes
+from dps_webhooks.schemas.events import EVENTS
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer
 
@@ -46,7 +47,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> Service
     ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)
     api = Api("webhook-dispatcher", key_authenticator(settings), {"database": lambda: _ping(tx)})
     add_routes(api, ctx)
-    api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION)
+    api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)
     api.app.context = ctx
     return api.app
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import falcon
 
 from dps_common.auth.authenticator import KeyAuthenticator
+from dps_common.event_catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
 from dps_common.http.openapi import build_document
+from dps_common.http.openapi_events import add_event_catalogue
+from dps_common.openapi_parts import Assembled, DocumentAssembler, fetch_json
 
 API_PREFIX = "/external/v1"
 INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never routes it
@@ -54,16 +57,40 @@ class Api:
         """Serve ``resource`` at ``/internal/v1{path}``, outside the public document."""
         self.app.add_route(INTERNAL_PREFIX + path, resource)
 
-    def publish_openapi(self, title: str, version: str) -> None:
+    def publish_openapi(
+        self, title: str, version: str, *, events: EventCatalogue | None = None,
+        parts: Sequence[str] = (), verify: bool | str = True,
+    ) -> None:
+        """The service's own document (its operations, and the ``events`` it publishes as webhooks)
+        at ``/internal/v1/openapi.json``; at ``/external/v1/openapi.json`` the same, or, given the
+        ``parts`` (other services' internal document URLs), all of them merged."""
         document = build_document(title, version, API_PREFIX, self.routes)
-        self.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(document))
+        if events is not None:
+            add_event_catalogue(document, events)
+        for path, resource in self.routes:
+            if getattr(resource, "public", False):  # a browser's redirect, a platform's signed call
+                for operation in document["paths"][path].values():
+                    operation["security"] = []
+                    operation["responses"].pop("401", None)
+        self.publish_document(document, parts, verify)
+
+    def publish_document(self, document: dict[str, Any], parts: Sequence[str] = (), verify: bool | str = True) -> None:
+        own = _OpenApi(lambda: Assembled(document, complete=True))
+        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", own)
+        if parts:
+            self.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(DocumentAssembler(document, parts, fetch_json(verify)).current))
+        else:
+            self.app.add_route(API_PREFIX + "/openapi.json", own)
 
 
 class _OpenApi:
     public = True
 
-    def __init__(self, document: dict[str, Any]):
-        self._document = document
+    def __init__(self, current: Callable[[], Assembled]):
+        self._current = current
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self._document
+        assembled = self._current()
+        resp.media = assembled.document
+        if not assembled.complete:  # a part's service is unreachable: its operations are missing
+            resp.set_header("X-Document-Incomplete", "true")

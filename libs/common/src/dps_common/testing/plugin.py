@@ -41,6 +41,8 @@ The plugin then provides:
   transaction, rolled back after the test (``dps_common.testing.transactions.rolled_back``).
   Tests whose workers run in other threads or processes use ``committed`` instead.
 - ``app`` (each test): ``create_app(settings, tx=tx)``; ``client``: a ``falcon.testing.TestClient``.
+- ``chromium`` (session) and ``page`` (each test): headless Chromium for what a person clicks
+  (``dps_common.testing.browser``).
 
 and, for the service's own ``tests/integration/test_*migrations.py``, the checks of
 ``dps_common.testing.migrations``: ``assert_schema_matches_models(engine, dps_service.metadata)``
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 import falcon.testing
 import pytest
@@ -65,9 +68,13 @@ from sqlalchemy import Engine
 
 from dps_common import migrations
 from dps_common.db import Transactions, make_engine
+from dps_common.testing.browser import fresh_page, headless_chromium
 from dps_common.testing.service import ServiceUnderTest, WsgiApp
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import rolled_back
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 
 @pytest.fixture(scope="session")
@@ -153,3 +160,16 @@ def app(dps_service: ServiceUnderTest[object], settings: object, tx: Transaction
 @pytest.fixture
 def client(app: WsgiApp) -> falcon.testing.TestClient:
     return falcon.testing.TestClient(app)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    """Headless Chromium (``dps_common.testing.browser``), one per session."""
+    with headless_chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(chromium: Browser) -> Iterator[Page]:
+    with fresh_page(chromium) as fresh:
+        yield fresh

@@ -1,0 +1,96 @@
+"""``/external/v1/docs``: the API reference page, Swagger UI over the external API's one document.
+
+The assets come from the ``swagger-ui-py`` package, served by the api itself: no CDN, so the page
+works wherever the service does, offline too, under a content security policy that allows nothing
+from elsewhere. Like the document, the page needs no API key."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+import falcon
+
+from dps_common.http.app import API_PREFIX, ServiceApp
+
+PAGE = API_PREFIX + "/docs"
+# Swagger UI sets inline styles; its scripts are files (no inline script, no eval needed).
+_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"
+_ASSETS = {
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "favicon-32x32.png": "image/png",
+}
+_HTML = f"""<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Deal Pricing Service API reference</title>
+  <link rel="icon" type="image/png" href="{PAGE}/assets/favicon-32x32.png">
+  <link rel="stylesheet" href="{PAGE}/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="reference"></div>
+  <script src="{PAGE}/assets/swagger-ui-bundle.js"></script>
+  <script src="{PAGE}/start.js"></script>
+</body>
+</html>
+"""
+_START = f"""window.ui = SwaggerUIBundle({{
+  url: "{API_PREFIX}/openapi.json",
+  dom_id: "#reference",
+  deepLinking: true,
+  defaultModelsExpandDepth: 0
+}});
+"""
+
+
+def add_reference_page(app: ServiceApp) -> None:
+    app.add_route(PAGE, _Text(_HTML, falcon.MEDIA_HTML))
+    app.add_route(PAGE + "/start.js", _Text(_START, "text/javascript; charset=utf-8"))
+    app.add_route(PAGE + "/assets/{name}", _Asset())
+
+
+def _secure(resp: falcon.Response) -> None:
+    resp.set_header("Content-Security-Policy", _POLICY)
+    resp.set_header("X-Content-Type-Options", "nosniff")
+
+
+class _Text:
+    public = True
+
+    def __init__(self, text: str, content_type: str):
+        self._data, self._type = text.encode(), content_type
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        _secure(resp)
+        resp.content_type = self._type
+        resp.data = self._data
+
+
+class _Asset:
+    """Only the files the page uses, read once per process (the bundle is 1.5 MB)."""
+
+    public = True
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
+        if name not in _ASSETS:
+            raise falcon.HTTPNotFound()
+        _secure(resp)
+        resp.content_type = _ASSETS[name]
+        resp.cache_control = ["public", "max-age=86400"]
+        resp.data = _read(name)
+
+
+@cache
+def _read(name: str) -> bytes:
+    return (_static_dir() / name).read_bytes()
+
+
+def _static_dir() -> Path:
+    """The package's asset folder, found without importing it (its handlers pull in template engines)."""
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("swagger-ui-py is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"

@@ -36,7 +36,7 @@ def test_every_operation_and_event_is_listed(served, page, client):
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
 
     page.goto(served + DOCS)
-    page.locator(".opblock").first.wait_for()
+    page.locator(".opblock").first.wait_for(timeout=30_000)  # a 1.5 MB script on a busy machine
     listed = {
         (block.locator(".opblock-summary-method").inner_text(), block.locator(".opblock-summary-path").get_attribute("data-path"))
         for block in page.locator(".opblock-summary").all()

@@ -7,6 +7,7 @@ import pytest
 
 from dps_common.auth.scopes import Role
 from dps_common.testing.openapi_checks import (
+    assert_every_request_body_has_a_valid_example,
     assert_every_responder_documented,
     assert_missing_key_refused,
     assert_scopes_enforced,
@@ -28,6 +29,11 @@ def test_document_is_openapi_31_with_scopes_and_errors_on_every_operation(client
             assert {"413", "400"} <= set(op["responses"]), (method, path)
         for ref in re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', str(op).replace("'", '"')):
             assert ref in doc["components"]["schemas"], ref
+
+
+def test_every_request_body_has_an_example_the_server_accepts(app, client):
+    doc = client.simulate_get("/external/v1/openapi.json").json
+    assert assert_every_request_body_has_a_valid_example(app, doc) == 20  # approve and reject share one
 
 
 def test_every_responder_is_documented(app):

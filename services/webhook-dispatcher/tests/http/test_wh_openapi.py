@@ -8,6 +8,7 @@ import pytest
 
 from dps_common.auth.scopes import Role
 from dps_common.testing.openapi_checks import (
+    assert_every_request_body_has_a_valid_example,
     assert_every_responder_documented,
     assert_missing_key_refused,
     assert_scopes_enforced,
@@ -31,6 +32,10 @@ def document(client):
     resp = client.simulate_get("/external/v1/openapi.json")
     assert resp.status_code == 200
     return resp.json
+
+
+def test_every_request_body_has_an_example_the_server_accepts(app, client):
+    assert assert_every_request_body_has_a_valid_example(app, document(client)) == 2
 
 
 def test_document_lists_every_operation_with_the_admin_scope_and_its_errors(client):

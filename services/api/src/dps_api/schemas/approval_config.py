@@ -9,6 +9,8 @@ from uuid import UUID
 
 from pydantic import MISSING, Field
 
+from dps_common.schema_examples import example
+
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import ConditionType
 from dps_api.schemas.common import (
@@ -40,6 +42,7 @@ _CONDITION_DOC = (
 
 
 class ApprovalGroupCreate(RequestModel):
+    model_config = example({"name": "Finance approvers", "memberUserIds": ["0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b"], "requiredApprovals": 1})
     name: Name
     memberUserIds: list[UUID] = Field(min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
     requiredApprovals: int = Field(ge=1, le=MAX_MEMBERS, description=_REQUIRED_DOC)
@@ -48,6 +51,7 @@ class ApprovalGroupCreate(RequestModel):
 class ApprovalGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused for every field. ``memberUserIds`` replaces the
     whole membership. Pending approval requests keep the membership they were submitted with."""
+    model_config = example({"requiredApprovals": 2})
 
     name: Name | MISSING = UNSENT
     memberUserIds: list[UUID] | MISSING = unsent(min_length=1, max_length=MAX_MEMBERS, description=_MEMBERS_DOC)
@@ -96,6 +100,7 @@ class ConditionBody(RequestModel):
 
 
 class ApprovalRuleCreate(RequestModel):
+    model_config = example({"name": "Discounts over 20%", "condition": {"type": "MAX_DISCOUNT_PERCENT_ABOVE", "threshold": "20"}, "approvalGroupId": "0192a3b4-c5d6-7e8f-9a0b-3c2d3e4f5a6b", "ruleGroupId": None, "active": True})
     name: Name
     condition: ConditionBody = Field(description=_CONDITION_DOC)
     approvalGroupId: UUID = Field(description="The approval group whose approval the rule requires.")
@@ -108,6 +113,7 @@ class ApprovalRuleCreate(RequestModel):
 class ApprovalRuleUpdate(RequestModel):
     """Partial: only the fields sent change. ``condition`` is replaced whole; ``ruleGroupId`` is cleared by
     null; null is refused for the other fields. Pending approval requests keep the rules they snapshotted."""
+    model_config = example({"condition": {"type": "TOTAL_CONTRACT_VALUE_ABOVE", "threshold": "100000.00", "currency": "USD"}})
 
     name: Name | MISSING = UNSENT
     condition: ConditionBody | MISSING = unsent(description=_CONDITION_DOC)
@@ -156,12 +162,14 @@ def render_approval_rule(rule: ApprovalRuleView) -> dict[str, Any]:
 
 
 class ApprovalRuleGroupCreate(RequestModel):
+    model_config = example({"name": "Finance review", "position": 1})
     name: Name
     position: int = Field(ge=0, le=MAX_POSITION, description=_POSITION_DOC)
 
 
 class ApprovalRuleGroupUpdate(RequestModel):
     """Partial: only the fields sent change; null is refused."""
+    model_config = example({"position": 2})
 
     name: Name | MISSING = UNSENT
     position: int | MISSING = unsent(ge=0, le=MAX_POSITION, description=_POSITION_DOC)

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import Field
 
+from dps_common.schema_examples import example
+
 from dps_api.domain.approval_flow import Decision, DecisionRecord, RequestStatus, Step, StepStatus
 from dps_api.domain.approval_requests import ApprovalRequestView
 from dps_api.schemas.common import RequestModel, ResponseModel
@@ -14,6 +16,7 @@ from dps_api.schemas.common import RequestModel, ResponseModel
 
 class DecisionBody(RequestModel):
     """The body is optional: an empty request (no Content-Type, no body) means no comment."""
+    model_config = example({"comment": "Approved for the renewal; discount within this quarter's policy."})
 
     # PostgreSQL JSON cannot hold NUL: refused as a 400 rather than failing at the database
     comment: str | None = Field(

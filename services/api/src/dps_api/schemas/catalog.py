@@ -15,6 +15,7 @@ from orjson import Fragment
 from pydantic import MISSING, AfterValidator, BaseModel, Field, StringConstraints
 
 from dps_common.contracts.quotes import PriceFrequency, PriceModel
+from dps_common.schema_examples import example
 
 from dps_api.domain.catalog_views import PricebookView, ProductView
 from dps_api.domain.money import amount_problem, currency_problem, format_amount
@@ -110,6 +111,7 @@ SpecId = Annotated[
 
 
 class ProductCreate(RequestModel):
+    model_config = example({"specId": "SEAT-PRO", "name": "Professional seat", "priceModel": "PER_UNIT", "priceFrequency": "MONTHLY", "listPrices": {"USD": "49.00", "EUR": "45.00"}, "cost": {"USD": "12.00"}})
     specId: SpecId
     name: Name
     shortName: Name | None = None
@@ -130,6 +132,7 @@ class ProductCreate(RequestModel):
 class ProductUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Nullable fields
     (shortName, tiers, cost) are cleared with null; an explicit null elsewhere is a 400."""
+    model_config = example({"listPrices": {"USD": "52.00", "EUR": "48.00"}})
 
     specId: SpecId | MISSING = unsent(description="Cannot change; accepted only when equal to the current one.")
     name: Name | MISSING = UNSENT
@@ -205,6 +208,7 @@ class PricebookEntryIn(RequestModel):
 
 
 class PricebookCreate(RequestModel):
+    model_config = example({"name": "North America 2027", "currency": "USD", "assignedUserIds": ["0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b"], "entries": [{"productId": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b", "unitPrice": "45.00"}]})
     name: Name
     currency: Currency
     active: bool = True
@@ -215,6 +219,7 @@ class PricebookCreate(RequestModel):
 class PricebookUpdate(RequestModel):
     """Partial: only the fields sent change, and any change makes a new version. Lists are replaced
     as a whole."""
+    model_config = example({"entries": [{"productId": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b", "unitPrice": "44.00"}]})
 
     name: Name | MISSING = UNSENT
     currency: Currency | MISSING = UNSENT

@@ -8,6 +8,8 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
+from dps_common.schema_examples import example
+
 from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY, MAX_OPPORTUNITIES_PER_GROUP
 from dps_api.domain.opportunity_views import DealGroupView
 from dps_api.schemas.common import UNSENT, Name, RequestModel, ResponseModel
@@ -27,6 +29,7 @@ OpportunityIds = Annotated[
 
 
 class DealGroupCreate(RequestModel):
+    model_config = example({"name": "Initech renewals", "description": "Every Initech renewal this year.", "opportunityIds": ["0192a3b4-c5d6-7e8f-9a0b-5c2d3e4f5a6b"]})
     name: Name
     description: Description | None = None
     opportunityIds: OpportunityIds = Field(default_factory=list)
@@ -34,6 +37,7 @@ class DealGroupCreate(RequestModel):
 
 class DealGroupUpdate(RequestModel):
     """Partial: only the fields sent change; ``opportunityIds`` replaces the whole membership."""
+    model_config = example({"opportunityIds": ["0192a3b4-c5d6-7e8f-9a0b-5c2d3e4f5a6b"]})
 
     name: Name | MISSING = UNSENT  # an explicit null is refused
     description: Description | None | MISSING = UNSENT

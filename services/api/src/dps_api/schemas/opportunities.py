@@ -8,6 +8,8 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
+from dps_common.schema_examples import example
+
 from dps_api.domain.money import format_money
 from dps_api.domain.opportunity_views import OpportunityView
 from dps_api.domain.vocabulary import OpportunityStage
@@ -34,6 +36,7 @@ _STAGE_DOC = "CLOSED_WON is set only by POST /opportunities/{id}/closed-won."
 
 
 class OpportunityCreate(RequestModel):
+    model_config = example({"crmId": "006Dn000004XyZ1", "name": "Initech renewal 2027", "accountName": "Initech", "ownerUserId": "0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b", "stage": "PROSPECTING", "amount": "120000.00", "currency": "USD", "closeDate": "2027-03-31"})
     crmId: CrmId | None = None
     name: Name
     accountName: Name
@@ -48,6 +51,7 @@ class OpportunityCreate(RequestModel):
 
 class OpportunityUpdate(RequestModel):
     """Partial: only the fields sent change. Nullable fields are cleared by sending null."""
+    model_config = example({"stage": "NEGOTIATION", "amount": "110000.00"})
 
     # an explicit null is refused for the non-nullable fields
     crmId: CrmId | None | MISSING = UNSENT

@@ -9,6 +9,8 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
+from dps_common.schema_examples import example
+
 from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.money import format_decimal, format_money, format_price
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
@@ -40,6 +42,7 @@ _PRICE_DOC = (
 
 
 class QuoteLineCreate(RequestModel):
+    model_config = example({"productId": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b", "quantity": "25", "discountPercent": "10"})
     productId: UUID = Field(description="A product of the organization; its current version is pinned.")
     quantity: Quantity = "1"
     customName: CustomName | None = None
@@ -49,6 +52,7 @@ class QuoteLineCreate(RequestModel):
 
 class QuoteLineUpdate(RequestModel):
     """Partial: only the fields sent change. customName is cleared by sending null."""
+    model_config = example({"quantity": "30"})
 
     quantity: Quantity | MISSING = UNSENT
     customName: CustomName | None | MISSING = UNSENT
@@ -57,6 +61,7 @@ class QuoteLineUpdate(RequestModel):
 
 
 class QuoteCreate(RequestModel):
+    model_config = example({"name": "Initech renewal", "opportunityId": "0192a3b4-c5d6-7e8f-9a0b-5c2d3e4f5a6b", "currency": "USD", "billingFrequency": "ANNUAL", "subscriptionTermMonths": 24, "startDate": "2027-01-01", "lines": [{"productId": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b", "quantity": "25", "discountPercent": "10"}]})
     name: Name
     opportunityId: UUID | None = Field(default=None, description="An opportunity of the organization.")
     ownerUserId: UUID | None = Field(
@@ -81,6 +86,7 @@ class QuoteUpdate(RequestModel):
 
     Changing currency or pricebookId re-prices every line at its pinned product version, keeping each
     line's discount percent. Editing an APPROVED or REJECTED quote returns it to DRAFT."""
+    model_config = example({"subscriptionTermMonths": 36})
 
     name: Name | MISSING = UNSENT
     opportunityId: UUID | None | MISSING = UNSENT

@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import MISSING, AfterValidator, Field, StringConstraints
 
+from dps_common.schema_examples import example
+
 from dps_webhooks.schemas import RequestModel, ResponseModel
 
 EndpointStatus = Literal["ACTIVE", "PAUSED", "DISABLED"]
@@ -46,6 +48,8 @@ EventTypes = Annotated[
 
 
 class WebhookConfigCreate(RequestModel):
+    model_config = example({"url": "https://hooks.example.com/deal-pricing", "description": "CRM sync",
+                            "eventTypes": ["quote.approved", "billing.quote_pushed"]})
     url: WebhookUrl
     description: Description = ""
     eventTypes: EventTypes = Field(default_factory=list)
@@ -57,6 +61,7 @@ class WebhookConfigUpdate(RequestModel):
     deliveries until ACTIVE again; DISABLED cannot be set (revoke with DELETE). A revoked endpoint
     cannot be changed (409)."""
 
+    model_config = example({"status": "PAUSED"})
     # MISSING: not sent (left as it is); null is refused like any other wrong type.
     url: WebhookUrl | MISSING = MISSING
     description: Description | MISSING = MISSING

@@ -12,6 +12,7 @@ TEST_WORKERS ?= auto
 MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_billing_stand_in
 
 .PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
+.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml
@@ -56,6 +57,22 @@ bench-webhooks: $(STAMP)
 
 bench-billing: $(STAMP)
 	$(BIN)/python bench/billing_push.py
+
+# docker-compose.yml's .env with every secret generated (never overwritten); deploy/README.md
+compose-env:
+	$(PYTHON) deploy/compose/make_env.py
+
+# the k8s dev overlay's gitignored secrets/*.env (needs DPS_DEV_*_URL: deploy/README.md)
+k8s-dev-secrets:
+	$(PYTHON) deploy/k8s/overlays/dev/make_secrets.py
+
+# docker-compose.yml and deploy/k8s checked (also part of `make test`): compose config (v2), the
+# overlays rendered by kustomize and validated against the Kubernetes schemas, routing, policies
+deploy-check: $(STAMP)
+	$(PYTEST) -p no:xdist tests/deploy
+
+bench-scaling: $(STAMP)
+	$(BIN)/python bench/scaling.py
 
 clean:
 	rm -rf $(VENV) .run

@@ -180,3 +180,23 @@ def test_a_retried_submit_is_replayed_not_refused_as_already_submitted(client, o
     assert first.status_code == retry.status_code == 201
     assert retry.json == first.json and retry.headers["Idempotent-Replayed"] == "true"
     assert client.simulate_post(submit, headers=org.user.headers).status_code == 409  # without the key: refused
+
+
+def test_the_document_gives_every_post_the_header_its_replay_marker_and_the_409_and_422(client):
+    doc = client.simulate_get(f"{API}/openapi.json").json
+    posts = 0
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            headers = [p for p in op["parameters"] if p["name"] == "Idempotency-Key"]
+            if method != "post":
+                assert headers == [], (method, path)
+                continue
+            posts += 1
+            assert len(headers) == 1 and headers[0]["in"] == "header", path
+            assert headers[0]["schema"]["maxLength"] == 255 and not headers[0]["required"]
+            assert {"409", "422"} <= set(op["responses"]), path
+            assert "Idempotency-Key" in op["responses"]["409"]["description"]
+            success = next(code for code in op["responses"] if code.startswith("2"))
+            assert "Idempotent-Replayed" in op["responses"][success]["headers"], path
+            assert "headers" not in op["responses"]["401"]
+    assert posts >= 10

@@ -68,6 +68,14 @@ class Conflict(ServiceError):
     title = "Conflict"
 
 
+class UnprocessableContent(ServiceError):
+    """Well-formed, yet not processable as sent (RFC 9110 422): an Idempotency-Key reused for
+    another request."""
+
+    code = "unprocessable_content"
+    title = "Unprocessable content"
+
+
 class PayloadTooLarge(ServiceError):
     code = "payload_too_large"
     title = "Payload too large"
@@ -98,6 +106,7 @@ HTTP_STATUS: dict[type[ServiceError], int] = {
     Forbidden: 403,
     NotFound: 404,
     Conflict: 409,
+    UnprocessableContent: 422,
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,
     UpstreamFailed: 502,

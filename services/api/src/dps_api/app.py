@@ -10,6 +10,8 @@ from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
+from dps_common.http.idempotency import IdempotencyMiddleware
+from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
@@ -40,6 +42,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> Service
         tx = Transactions.for_engine(engine)
     ctx = build_context(settings, tx)
     api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)})
+    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
     api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls)
     add_reference_page(api.app)

@@ -13,6 +13,8 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
+from dps_common.http.idempotency import IdempotencyMiddleware
+from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
@@ -66,6 +68,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAu
         verify=settings.api_ca_file or True,
     )
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
+    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
     api.publish_openapi(TITLE, API_VERSION, events=EVENTS)
     api.app.context = ctx

@@ -12,6 +12,8 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
+from dps_common.http.idempotency import IdempotencyMiddleware
+from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
@@ -46,6 +48,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> Service
     tx = tx or make_transactions(settings, "dps-webhooks-http")
     ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)
     api = Api("webhook-dispatcher", key_authenticator(settings), {"database": lambda: _ping(tx)})
+    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
     api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)
     api.app.context = ctx

@@ -111,12 +111,52 @@ def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
     return doc
 
 
+_IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": (
+        "Makes a retry safe: the first request with a key runs, and its answer is kept for 24 hours "
+        "per organization and replayed (with `Idempotent-Replayed: true`) to any retry with the same "
+        "key, method, path and body (JSON compared by content). 1 to 255 printable ASCII characters, "
+        "e.g. a UUID. Answers refused before the operation runs (401, 403, 429, 400 for the key or the "
+        "body's schema, 413, 415), conflicts (409) and server errors (5xx) are not kept: a retry runs "
+        "again. Every other answer is kept, errors of the operation's own rules included."
+    ),
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"},
+}
+_REPLAYED = {
+    "description": "`true` when this answer is the one kept for the request's Idempotency-Key (a replay).",
+    "schema": {"type": "string", "enum": ["true"]},
+}
+_KEY_IN_USE = "A request with the same Idempotency-Key is still being processed; retry once it completes."
+_KEY_REUSED = "The Idempotency-Key was used in the last 24 hours with another method, path or body."
+
+
+def _document_idempotency(doc: dict[str, Any]) -> None:
+    """A keyed POST: the ``Idempotency-Key`` header, the replay marker, and its 409 and 422."""
+    doc["parameters"].append(_IDEMPOTENCY_KEY)
+    for code, response in doc["responses"].items():
+        if code.startswith(("2", "4")) and code not in ("401", "403", "409", "413", "415", "429"):
+            response.setdefault("headers", {})["Idempotent-Replayed"] = _REPLAYED
+    problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    conflict = doc["responses"].get("409")
+    if conflict is None:
+        doc["responses"]["409"] = {"description": _KEY_IN_USE, "content": problem}
+    else:
+        conflict["description"] += " Or: " + _KEY_IN_USE[0].lower() + _KEY_IN_USE[1:]
+    doc["responses"]["422"] = {"description": _KEY_REUSED, "content": problem}
+    doc["responses"] = dict(sorted(doc["responses"].items()))
+
+
 def build_document(title: str, version: str, server_url: str, routes: list[tuple[str, object]]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     models: set[type[BaseModel]] = set()
     for path, resource in routes:
         for method, op in getattr(resource, "operations", {}).items():
             paths.setdefault(path, {})[method.lower()] = _operation(method, path, op)
+            if method == "POST" and not getattr(resource, "public", False):
+                _document_idempotency(paths[path]["post"])
             models.update(m for m in (op.body, op.response) if m is not None)
     _, defs = models_json_schema(
         [(m, "validation" if _is_request(m, routes) else "serialization") for m in sorted(models, key=lambda m: m.__name__)],

@@ -1,0 +1,132 @@
+"""``Idempotency-Key`` on every keyed POST: the Falcon side of ``dps_common.idempotency``.
+
+Added after the auth middleware (``app.add_middleware``), so a request refused for its key or
+scope (401, 403) never claims a key. Before the responder runs, the middleware checks the key
+(400), reads the body once (413) and validates it against the operation's body model (400, 415):
+a request refused before execution keeps nothing, as with Stripe. It then claims the key for the
+organization: a first request runs and its answer is kept (``rules.is_kept``) or the key released;
+a retry of the same request gets the kept answer with ``Idempotent-Replayed: true``; another
+request under the key is 422, a retry while the first still runs 409. Now and then (``purge_chance``
+of the answers kept) a bounded batch of expired keys is deleted on the way out."""
+
+from __future__ import annotations
+
+import io
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+import falcon
+
+from dps_common.http.bodies import MAX_BODY_BYTES, parse_body, too_large
+from dps_common.idempotency.rules import (
+    KEPT_HEADERS,
+    KEY_HEADER,
+    REPLAYED_HEADER,
+    RequestSignature,
+    StoredResponse,
+    body_fingerprint,
+    is_kept,
+    valid_key,
+)
+from dps_common.idempotency.store import Claim, IdempotencyStore
+
+log = logging.getLogger("dps.idempotency")
+PURGE_CHANCE = 0.01
+_READ_CHUNK = 64 * 1024
+
+
+class IdempotencyMiddleware:
+    def __init__(
+        self,
+        store: IdempotencyStore,
+        *,
+        purge_chance: float = PURGE_CHANCE,
+        draw: Callable[[], float] = random.random,
+    ):
+        self._store = store
+        self._purge_chance = purge_chance
+        self._draw = draw
+
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
+    ) -> None:
+        if req.method != "POST" or resource is None or getattr(resource, "public", False):
+            return
+        operation = getattr(resource, "operations", {}).get("POST")
+        given = req.get_header(KEY_HEADER)
+        principal = req.context.get("principal")
+        if given is None or operation is None or principal is None:
+            return
+        key = valid_key(given)
+        body = _read_body(req)
+        if operation.body is not None and (operation.body_required or body or req.content_type is not None):
+            parse_body(req, operation.body)  # refused here (400, 415): nothing to keep, no claim
+            _put_back(req, body)
+        path = f"{req.path}?{req.query_string}" if req.query_string else req.path
+        outcome = self._store.claim(principal.organization_id, key, RequestSignature("POST", path, body_fingerprint(body)))
+        if isinstance(outcome, Claim):
+            req.context.idempotency_claim = outcome
+            return
+        _replay(resp, outcome)
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        claim: Claim | None = req.context.get("idempotency_claim")
+        if claim is None:
+            return
+        try:
+            if is_kept(resp.status_code) and resp.stream is None:
+                self._store.keep(claim, _answer(resp))
+                if self._draw() < self._purge_chance:
+                    self._store.purge_expired()
+            else:
+                self._store.release(claim)
+        except Exception:
+            # the answer stands (its work is done); the key stays claimed until its lease ends
+            log.exception("idempotency key not updated", extra={"requestId": req.context.get("request_id")})
+
+
+def _read_body(req: falcon.Request) -> bytes:
+    """The whole body, at most 10 MB (else 413), read from the WSGI input and put back in its place
+    for the responder: the input is read here before anything wraps it (``bounded_stream``)."""
+    length = req.content_length
+    if length is not None:
+        if length > MAX_BODY_BYTES:
+            raise too_large()
+        body = req.stream.read(length)
+    else:  # chunked: read to the end, one chunk past the limit at most
+        parts: list[bytes] = []
+        size = 0
+        while chunk := req.stream.read(min(_READ_CHUNK, MAX_BODY_BYTES + 1 - size)):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise too_large()
+        body = b"".join(parts)
+    _put_back(req, body)
+    return body
+
+
+def _put_back(req: falcon.Request, body: bytes) -> None:
+    req.stream = req.env["wsgi.input"] = io.BytesIO(body)
+    req._bounded_stream = None  # re-wrapped on first use, around the copy
+
+
+def _answer(resp: falcon.Response) -> StoredResponse:
+    body = resp.render_body() or b""  # serializes resp.media once; Falcon sends the same bytes
+    headers = {name: value for name in KEPT_HEADERS if (value := resp.get_header(name)) is not None}
+    if resp.content_type and "Content-Type" not in headers:
+        headers["Content-Type"] = resp.content_type
+    return StoredResponse(resp.status_code, headers, bytes(body))
+
+
+def _replay(resp: falcon.Response, answer: StoredResponse) -> None:
+    resp.status = answer.status
+    for name, value in answer.headers.items():
+        resp.set_header(name, value)
+    resp.set_header(REPLAYED_HEADER, "true")
+    resp.data = answer.body
+    resp.complete = True  # the responder does not run

@@ -1,0 +1,39 @@
+"""The idempotency table in a service's Alembic migrations: ``create_idempotency_keys(op)`` in the
+migration that adds it, ``drop_idempotency_keys(op)`` in its downgrade.
+
+The statements are written out here, not derived from ``idempotency_table``, so a migration that
+calls them creates what it created when it was written; each service's migration checks compare the
+result with its models (which use ``idempotency_table``)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from dps_common.idempotency.table import TABLE_NAME
+from dps_common.outbox.migration import MigrationOps
+
+
+def create_idempotency_keys(op: MigrationOps) -> None:
+    op.create_table(
+        TABLE_NAME,
+        sa.Column("organization_id", sa.Uuid(), nullable=False),
+        sa.Column("key", sa.String(255), nullable=False),
+        sa.Column("claim_id", sa.Uuid(), nullable=False),
+        sa.Column("request_method", sa.String(8), nullable=False),
+        sa.Column("request_path", sa.Text(), nullable=False),
+        sa.Column("request_fingerprint", sa.String(64), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("locked_until", sa.DateTime(timezone=True)),
+        sa.Column("response_status", sa.SmallInteger()),
+        sa.Column("response_headers", postgresql.JSONB()),
+        sa.Column("response_body", sa.LargeBinary()),
+        sa.PrimaryKeyConstraint("organization_id", "key", name="pk_idempotency_keys"),
+    )
+    op.create_index("ix_idempotency_keys_expires_at", TABLE_NAME, ["expires_at"])
+
+
+def drop_idempotency_keys(op: MigrationOps) -> None:
+    op.drop_index("ix_idempotency_keys_expires_at", table_name=TABLE_NAME)
+    op.drop_table(TABLE_NAME)

@@ -196,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif answer in (302, "redirect"):
             self._reply(302, b"", [("Location", f"https://127.0.0.1:{receiver.port}/ok")])
         else:
-            getattr(self, f"_{answer.replace('-', '_')}")()
+            getattr(self, f"_{str(answer).replace('-', '_')}")()
 
     def _reply(self, status: int, body: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
         self.send_response(status)

@@ -251,7 +251,7 @@ def test_a_revoked_endpoint_mid_walk_does_not_break_it(client, org):
     assert [item["id"] for item in rest.json["webhookConfigs"]] == ids[2:]
 
 
-@pytest.mark.parametrize("limit", ["0", "501", "-1", "abc", "1.5", ""])
+@pytest.mark.parametrize("limit", ["0", "501", "-1", "abc", "1.5", "", "１０", "١٠", "१०", "¹⁰", "1０"])
 def test_limit_out_of_range_is_a_400_never_clamped(client, org, limit):
     resp = client.simulate_get(BASE, query_string=f"limit={limit}", headers=org.admin.headers)
     assert resp.status_code == 400, limit

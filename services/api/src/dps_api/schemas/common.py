@@ -10,9 +10,11 @@ from dps_api.domain.commands import NOT_SENT, NotSent
 
 T = TypeVar("T")
 
+# ASCII digits only: a regex ``\d`` (pydantic's Rust engine, like Python's) also matches full-width,
+# Arabic-Indic and other Unicode digits, which Decimal() would then read as the number they look like.
 DecimalString = Annotated[
     str,
-    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,6})?$"),
+    StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$"),
     Field(description="A decimal number written as a string, e.g. \"1234.50\".", examples=["1234.50"]),
 ]
 CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code", examples=["USD"])]

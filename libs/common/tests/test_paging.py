@@ -1,9 +1,13 @@
 """Signed keyset cursors and limit parsing."""
 
+import uuid
+
 import falcon
 import falcon.testing
 import pytest
 
+from dps_common.auth.principal import Principal
+from dps_common.auth.scopes import Role
 from dps_common.http.operations import Paging
 from dps_common.http.paging import cursor_scope, parse_limit
 from dps_common.paging import CursorCodec, InvalidCursor, InvalidLimit
@@ -47,6 +51,21 @@ def test_a_cursor_from_another_endpoint_filter_or_secret_is_refused():
         codec.decode("/things?status=CLOSED", cursor)
     with pytest.raises(InvalidCursor):
         CursorCodec(b"t" * 32).decode("/things?status=OPEN", cursor)
+
+
+def test_cursor_scope_binds_the_callers_organization():
+    def asked_by(organization_id: uuid.UUID) -> falcon.Request:
+        req = request("limit=1")
+        req.context.principal = Principal(organization_id, "Org", uuid.uuid4(), Role.ADMIN, "key")
+        return req
+
+    first, second = uuid.uuid4(), uuid.uuid4()
+    assert cursor_scope(asked_by(first), {"a": 1}) == cursor_scope(asked_by(first), {"a": 1})
+    assert cursor_scope(asked_by(first), {"a": 1}) != cursor_scope(asked_by(second), {"a": 1})
+    codec = CursorCodec(b"s" * 32)
+    cursor = codec.encode(cursor_scope(asked_by(first)), ["abc"])
+    with pytest.raises(InvalidCursor):
+        codec.decode(cursor_scope(asked_by(second)), cursor)
 
 
 def test_cursor_scope_orders_filters_and_ignores_absent_ones():

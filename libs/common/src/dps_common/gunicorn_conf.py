@@ -30,12 +30,7 @@ logconfig_dict = {
     },
     "handlers": {"json": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"}},
     "formatters": {
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "{asctime}{levelname}{name}{message}",
-            "style": "{",
-            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
-        }
+        "json": {"()": "dps_common.logs.JsonLineFormatter"},  # the apps' own lines' fields, time in UTC
     },
 }
 

@@ -1,10 +1,11 @@
-"""Opaque keyset cursors, signed by the service and bound to the endpoint and its filters.
+"""Opaque keyset cursors, signed by the service and bound to the caller, the endpoint and its filters.
 
 A cursor is ``base64url(json position) + "." + base64url(HMAC(secret, scope | position))`` where the
-scope names the endpoint and its filters. A forged, tampered or foreign cursor fails the MAC and gives
-400. The position is the last item's sort key, so deep pages cost what the first does and items
-inserted or removed mid-walk never shift the walk. (The HTTP side, reading ``limit`` and ``cursor``
-and shaping the envelope, is ``dps_common.http.paging``.)
+scope names the caller's organization, the endpoint and its filters. A forged, tampered or foreign
+cursor (another list's, another filter's, another organization's) fails the MAC and gives 400. The
+position is the last item's sort key, so deep pages cost what the first does and items inserted or
+removed mid-walk never shift the walk. (The HTTP side, reading ``limit`` and ``cursor``, binding the
+scope and shaping the envelope, is ``dps_common.http.paging``.)
 """
 
 from __future__ import annotations

@@ -376,6 +376,17 @@ def test_foreign_forged_or_refiltered_cursors_are_400(client, org):
     assert resumed.status_code == 200 and len(resumed.json["products"]) == 1
 
 
+def test_a_cursor_issued_to_one_organization_is_a_400_for_another(client, org, other_org):
+    for _ in range(2):
+        create(client, org)
+        create(client, other_org)
+    cursor = client.simulate_get(BASE, params={"limit": 1}, headers=org.admin.headers).json["nextCursor"]
+    assert cursor
+    resp = client.simulate_get(BASE, params={"limit": 1, "cursor": cursor}, headers=other_org.admin.headers)
+    assert resp.status_code == 400 and resp.json["code"] == "invalid_cursor"
+    assert resp.json["detail"] == "The cursor was not issued by this service for this list and its filters."
+
+
 def test_active_filter_must_be_a_boolean(client, org):
     resp = client.simulate_get(BASE, params={"active": "yes"}, headers=org.admin.headers)
     assert resp.status_code == 400 and error_fields(resp) == ["active"]

@@ -103,6 +103,9 @@ def test_the_list_is_newest_first_and_paged(client, fake_api, org, tx):
     assert [p["id"] for p in rest["billingPushes"]] == ids[:1] and rest["nextCursor"] is None
     bad = client.simulate_get(url, params={"cursor": "forged.cursor"}, headers={"x-api-key": org.viewer.key})
     assert bad.status_code == 400
+    for limit in ("１０", "١٠", "¹⁰", "0"):  # ASCII digits only, within the range
+        bad = client.simulate_get(url, params={"limit": limit}, headers={"x-api-key": org.viewer.key})
+        assert bad.status_code == 400 and bad.json["code"] == "invalid_limit", limit
 
 
 def test_the_openapi_document_declares_every_operation_with_its_scopes(client):

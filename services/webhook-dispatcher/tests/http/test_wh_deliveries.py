@@ -162,7 +162,7 @@ def test_deliveries_limits_and_foreign_cursors(client, org, tx):
     for _ in range(3):
         publish(tx, org)
     url = f"{BASE}/{endpoint['id']}/deliveries"
-    for limit in ("0", "501", "x"):
+    for limit in ("0", "501", "x", "１０", "١٠", "¹⁰"):  # ASCII digits only
         resp = client.simulate_get(url, query_string=f"limit={limit}", headers=org.admin.headers)
         assert resp.status_code == 400, limit
     assert client.simulate_get(url, params={"limit": 500}, headers=org.admin.headers).status_code == 200

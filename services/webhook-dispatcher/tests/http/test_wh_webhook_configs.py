@@ -251,7 +251,7 @@ def test_a_revoked_endpoint_mid_walk_does_not_break_it(client, org):
     assert [item["id"] for item in rest.json["webhookConfigs"]] == ids[2:]
 
 
-@pytest.mark.parametrize("limit", ["0", "501", "-1", "abc", "1.5", ""])
+@pytest.mark.parametrize("limit", ["0", "501", "-1", "abc", "1.5", "", "１０", "١٠", "१०", "¹⁰", "1０"])
 def test_limit_out_of_range_is_a_400_never_clamped(client, org, limit):
     resp = client.simulate_get(BASE, query_string=f"limit={limit}", headers=org.admin.headers)
     assert resp.status_code == 400, limit
@@ -278,3 +278,18 @@ def test_cursors_not_issued_for_this_list_are_a_400(client, org, other_org):
         resp = client.simulate_get(path, params={"cursor": bad}, headers=org.admin.headers)
         assert resp.status_code == 400, (path, bad)
         assert resp.json["code"] == "invalid_cursor"
+
+
+def test_a_cursor_issued_to_one_organization_is_a_400_for_another(client, org, other_org):
+    create(client, org)
+    create(client, org)
+    create(client, other_org)
+    create(client, other_org)
+    cursor = client.simulate_get(BASE, params={"limit": 1}, headers=org.admin.headers).json["nextCursor"]
+    assert cursor
+    resp = client.simulate_get(BASE, params={"limit": 1, "cursor": cursor}, headers=other_org.admin.headers)
+    assert resp.status_code == 400
+    assert resp.json["code"] == "invalid_cursor"
+    assert resp.json["detail"] == "The cursor was not issued by this service for this list and its filters."
+    mine = client.simulate_get(BASE, params={"limit": 1, "cursor": cursor}, headers=org.admin.headers)
+    assert mine.status_code == 200 and mine.json["webhookConfigs"]

@@ -75,6 +75,7 @@ def test_the_failure_catalogue_is_recorded_on_the_delivery_and_its_attempt(store
         "/302": (302, "FAILED", "The receiver answered 302; redirects are not followed."),
         "/hang": (None, "FAILED", "Timed out after 2 s."),
         "/drip": (None, "FAILED", "Timed out after 2 s."),
+        "/drip-body": (200, "FAILED", "Timed out after 2 s reading the response body."),
         "/reset": (None, "FAILED", "The receiver reset the connection."),
         "/huge": (200, "SUCCESS", None),
     }

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from dps_common.testing.webhook_receiver import HUGE_BYTES, Receiver
+from dps_common.testing.webhook_receiver import DRIP_BODY, HUGE_BYTES, Receiver
 
 from dps_webhooks.delivery import watchdog
 from dps_webhooks.delivery.sender import EXCERPT_BYTES, Sender
@@ -82,6 +82,20 @@ def test_a_receiver_that_never_answers_times_out_at_the_deadline(sender, receive
 def test_a_receiver_dripping_a_byte_a_second_is_cut_at_the_deadline(sender, receiver):
     result = send(sender, receiver.url("/drip"))
     assert (result.status, result.error) == (None, "Timed out after 2 s.")
+
+
+def test_an_answer_whose_body_drips_past_the_deadline_is_a_timeout_not_a_success(sender, receiver):
+    result = send(sender, receiver.url("/drip-body"))  # 200 and its headers at once, then a byte a second
+    assert (result.status, result.succeeded) == (200, False)
+    assert result.error == result.error_message == "Timed out after 2 s reading the response body."
+    assert DRIP_BODY.decode().startswith(result.excerpt) and len(result.excerpt) < len(DRIP_BODY)
+    assert 2_000 <= result.duration_ms < 5_000
+
+
+def test_an_answer_cut_short_of_its_declared_length_fails(sender, receiver):
+    result = send(sender, receiver.url("/short-body"))
+    assert (result.status, result.succeeded) == (None, False)
+    assert result.error == "The receiver closed the connection before the end of its answer."
 
 
 def test_a_reset_connection_fails_with_its_reason(sender, receiver):

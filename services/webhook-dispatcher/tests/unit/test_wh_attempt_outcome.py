@@ -33,6 +33,14 @@ def test_any_2xx_is_a_success_that_resets_the_endpoint(status):
     assert answered(status).error_message is None
 
 
+def test_a_2xx_whose_body_missed_the_deadline_is_a_failed_attempt_that_is_retried():
+    late = AttemptResult(200, '{"rec', "Timed out after 10 s reading the response body.", 10_004)
+    decided = outcome(late, 1)
+    assert (decided.status, decided.endpoint) == (DeliveryStatus.FAILED, EndpointEffect.NONE)
+    assert decided.retry_in_seconds is not None and not late.succeeded
+    assert late.error_message == "Timed out after 10 s reading the response body."
+
+
 @pytest.mark.parametrize("status", [100, 301, 302, 304, 307, 308, 400, 404, 410, 429, 500, 503])
 def test_anything_else_fails_and_is_retried_while_attempts_remain(status):
     decided = outcome(answered(status), 1)

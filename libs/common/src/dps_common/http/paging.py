@@ -1,5 +1,5 @@
 """A list endpoint's paging over HTTP: read ``limit`` and ``cursor`` (a ``dps_common.paging`` cursor
-bound to the route and its filters), fetch ``limit + 1`` items, shape the envelope."""
+bound to the organization, the route and its filters), fetch ``limit + 1`` items, shape the envelope."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from dps_common.paging import CursorCodec, InvalidLimit, PageRequest
 
 
 def cursor_scope(req: falcon.Request, filters: dict[str, Any] | None = None) -> str:
-    """Binds a cursor to the route template and the filters that shape the list."""
+    """Binds a cursor to the caller's organization, the route template and the filters that shape
+    the list: another organization's cursor is one this service did not issue to the caller."""
+    principal = getattr(req.context, "principal", None)
+    organization = principal.organization_id if principal is not None else ""
     route = req.uri_template or req.path
     params = "&".join(f"{k}={v}" for k, v in sorted((filters or {}).items()) if v is not None)
-    return f"{route}?{params}"
+    return f"{organization}:{route}?{params}"
 
 
 def parse_limit(req: falcon.Request, paging: Paging) -> int:

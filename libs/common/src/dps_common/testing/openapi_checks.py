@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import falcon.testing
 from hypothesis import HealthCheck, settings
+from openapi_spec_validator import OpenAPIV31SpecValidator
 from schemathesis import Case
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
@@ -111,3 +112,10 @@ def assert_every_request_body_has_a_valid_example(app: DocumentedApp, doc: Mappi
                 op.body.model_validate_json(json.dumps(example))
             checked += 1
     return checked
+
+
+def openapi_errors(doc: Mapping[str, Any]) -> list[str]:
+    """What ``openapi-spec-validator`` finds wrong with ``doc`` as an OpenAPI 3.1 document, one line
+    per error (where, and why): empty for a valid document."""
+    validator = OpenAPIV31SpecValidator(dict(doc))
+    return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors()]

@@ -9,6 +9,7 @@ Webhooks signature with the ``standardwebhooks`` package and answers as each tes
 
 Unprogrammed paths answer by their first segment: ``/500``, ``/302`` (Location to ``/ok``),
 ``/410``, ``/hang`` (no answer until the receiver closes), ``/drip`` (a byte a second),
+``/drip-body`` (a 200 with its headers at once, then its body a byte a second), ``/short-body`` (a body shorter than its Content-Length),
 ``/reset`` (RST, SO_LINGER 0), ``/huge`` (a 50 MB body); anything else gets 200. An answer is a
 status code, one of those mode names, or ``(status, body bytes)``.
 """
@@ -28,7 +29,8 @@ from typing import Any, Self
 from standardwebhooks import Webhook, WebhookVerificationError
 
 HUGE_BYTES = 50 * 1024 * 1024
-MODES = ("hang", "drip", "reset", "huge", "redirect")
+MODES = ("hang", "drip", "drip-body", "short-body", "reset", "huge", "redirect")
+DRIP_BODY = b'{"received": true}'
 Answer = int | str | tuple[int, bytes]  # a status code, one of MODES, or (status, body)
 
 
@@ -194,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif answer in (302, "redirect"):
             self._reply(302, b"", [("Location", f"https://127.0.0.1:{receiver.port}/ok")])
         else:
-            getattr(self, f"_{answer}")()
+            getattr(self, f"_{str(answer).replace('-', '_')}")()
 
     def _reply(self, status: int, body: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
         self.send_response(status)
@@ -216,6 +218,26 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(bytes([byte]))
             self.wfile.flush()
+
+    def _drip_body(self) -> None:
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(DRIP_BODY)))
+        self.end_headers()
+        self.wfile.flush()  # the status line and headers leave at once; the body does not
+        for byte in DRIP_BODY:
+            if self.server.receiver.closing.wait(1.0):
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+
+    def _short_body(self) -> None:
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(DRIP_BODY) + 10))
+        self.end_headers()
+        self.wfile.write(DRIP_BODY)  # then the connection closes, 10 bytes short
 
     def _reset(self) -> None:
         self.close_connection = True

@@ -10,9 +10,11 @@ from dps_api.domain.commands import NOT_SENT, NotSent
 
 T = TypeVar("T")
 
+# ASCII digits only: a regex ``\d`` (pydantic's Rust engine, like Python's) also matches full-width,
+# Arabic-Indic and other Unicode digits, which Decimal() would then read as the number they look like.
 DecimalString = Annotated[
     str,
-    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,6})?$"),
+    StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$"),
     Field(description="A decimal number written as a string, e.g. \"1234.50\".", examples=["1234.50"]),
 ]
 CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code", examples=["USD"])]
@@ -20,13 +22,16 @@ CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(de
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"^[^\x00]*$")]
 
 # The default of a partial update's fields: ``MISSING`` means "not sent" (an explicit null stays a
-# value, refused by non-nullable types). The document keeps showing ``"default": null``.
-UNSENT: Any = Field(default=MISSING, json_schema_extra={"default": None})
+# value, refused by non-nullable types). The document shows no default for them: the field is
+# optional (not in ``required``) and its model says that only the fields sent change; a
+# ``"default": null`` would claim that null is what omitting it means, and is invalid OpenAPI
+# where null is not an allowed value.
+UNSENT: Any = Field(default=MISSING)
 
 
 def unsent(**kwargs: Any) -> Any:
     """``UNSENT`` with more of ``Field``'s arguments (description, bounds)."""
-    return Field(default=MISSING, json_schema_extra={"default": None}, **kwargs)
+    return Field(default=MISSING, **kwargs)
 
 
 def patch(value: T | MISSING) -> T | NotSent:

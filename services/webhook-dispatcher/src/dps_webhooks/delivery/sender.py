@@ -4,8 +4,9 @@ The URL is vetted again before every attempt (DNS may have changed since registr
 connection goes to the one address that was vetted, with TLS verified for the URL's host name
 (SNI and certificate), so DNS rebinding cannot point the request elsewhere. Redirects are never
 followed. The whole attempt, DNS lookup included and however slowly the receiver answers, ends at
-the configured timeout (a shared watchdog cuts the socket). At most ``EXCERPT_BYTES`` of the answer are read: once the
-status line is in, it decides the outcome, and a body cut at the deadline does not change it.
+the configured timeout (a shared watchdog cuts the socket). The attempt is over when its answer has
+been read to its end, or to ``EXCERPT_BYTES`` (the rest is refused, never awaited): a 2xx whose body
+is still dripping at the deadline has not finished in time, so it is a timeout like any other.
 
 Connections whose answer was read to the end are kept open per thread and per (host, address,
 port) and reused by the next attempt to the same receiver.
@@ -106,7 +107,7 @@ class Sender:
         body: bytes,
         headers: Mapping[str, str],
         cutoff: watchdog.Cutoff,
-    ) -> tuple[int, str, None]:
+    ) -> tuple[int, str, str | None]:
         connection.cutoff = cutoff
         connection.timeout = cutoff.remaining() or 0.001
         if connection.sock is not None:
@@ -118,11 +119,13 @@ class Sender:
         except BaseException:
             connection.close()
             raise
-        raw = _read_excerpt(response, cutoff)
+        raw, in_time = _read_excerpt(response, cutoff)
         if response.length == 0:
             response.close()  # read to its end; read1 would not have noticed
-        finished = response.isclosed() and not response.will_close and not cutoff.expired
+        finished = in_time and response.isclosed() and not response.will_close and not cutoff.expired
         self._keep(connection) if finished else connection.close()
+        if not in_time:
+            return response.status, _excerpt(raw), f"Timed out after {self.timeout_seconds:g} s reading the response body."
         return response.status, _excerpt(raw), None
 
     def _connection(self, target: Target) -> tuple[_PinnedConnection, bool]:
@@ -163,6 +166,8 @@ class Sender:
             return "Connection refused."
         if isinstance(exc, ConnectionResetError):
             return "The receiver reset the connection."
+        if isinstance(exc, http.client.IncompleteRead):
+            return "The receiver closed the connection before the end of its answer."
         if isinstance(exc, http.client.RemoteDisconnected):
             return "The receiver closed the connection without answering."
         if isinstance(exc, http.client.HTTPException):
@@ -182,8 +187,10 @@ def _still_open(connection: _PinnedConnection) -> bool:
     return not readable
 
 
-def _read_excerpt(response: http.client.HTTPResponse, cutoff: watchdog.Cutoff) -> bytes:
-    """Up to ``EXCERPT_BYTES`` of the body; what arrived when the deadline cut the rest off."""
+def _read_excerpt(response: http.client.HTTPResponse, cutoff: watchdog.Cutoff) -> tuple[bytes, bool]:
+    """Up to ``EXCERPT_BYTES`` of the body, and whether it was read to its end (or to that cap) before
+    the deadline; cut at the deadline, what had arrived by then. A body that ends before its declared
+    length without a deadline is an incomplete answer (``IncompleteRead``)."""
     raw = b""
     try:
         while len(raw) < EXCERPT_BYTES:
@@ -191,10 +198,17 @@ def _read_excerpt(response: http.client.HTTPResponse, cutoff: watchdog.Cutoff) -
             if not chunk:
                 break
             raw += chunk
+        else:
+            return raw, True  # the cap: the rest is refused, not awaited
+        if response.length:
+            raise http.client.IncompleteRead(raw, response.length)
     except (OSError, http.client.HTTPException):
         if not cutoff.expired:
             raise
-    return raw
+        return raw, False
+    # A declared length read to the end is complete even if the deadline fell just after; an answer
+    # that ends at end of stream cannot be told from one the watchdog cut, so the deadline decides.
+    return raw, response.length == 0 or not cutoff.expired
 
 
 def _excerpt(raw: bytes) -> str:

@@ -18,7 +18,8 @@ from dps_webhooks.domain.backoff import retry_gap
 
 @dataclass(frozen=True)
 class AttemptResult:
-    """What one POST got: the status line if one arrived, else the error that stopped it."""
+    """What one POST got: the status line if one arrived, and the error that stopped it if one did
+    (both for a 2xx whose body had not arrived by the deadline: a timeout, so not a success)."""
 
     status: int | None
     excerpt: str | None  # the beginning of the response body

@@ -83,6 +83,10 @@ class Subscriber:
         self._thread.start()
         atexit.register(self.stop)
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -93,7 +97,7 @@ class Subscriber:
         while not self._stop.is_set():
             connection = connect(self.url)
             try:
-                connection.ensure_connection(max_retries=1)
+                connection.ensure_connection(max_retries=1, interval_start=0)  # the backoff below paces retries
                 self._consume(connection)
             except broker_errors(connection) as exc:
                 log.warning(

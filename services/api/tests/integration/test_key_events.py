@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from uuid import uuid4
 
 import pytest
@@ -14,6 +15,8 @@ from sqlalchemy import select
 
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, start_key_events
 from dps_common.db import Transactions
+from dps_common.event_catalogue import UnknownEventType
+from dps_common.events import is_internal
 from dps_common.messaging.subscriber import Subscriber
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_common.testing.services import fresh_database, fresh_vhost
@@ -22,7 +25,9 @@ from dps_common.testing.transactions import committed
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
+from dps_api.schemas.events import EVENTS
 from dps_api.services.identity import IdentityService
+from dps_api.services.outbox import record_event, record_internal_event
 from dps_api.settings import Settings
 
 from api_orgs import Org, make_org
@@ -146,3 +151,14 @@ def test_a_key_rotated_elsewhere_stops_working_here_when_its_event_arrives(clien
     relay.relay_batch()
     until_refused(client, org.user.key)
     assert whoami(client, rotated.secret) == 200
+
+
+def test_key_events_are_internal_never_in_the_customer_catalogue(api_tx):
+    assert KEY_REVOKED not in EVENTS and KEY_ROTATED not in EVENTS
+    assert not [event.name for event in EVENTS if is_internal(event.name)]  # nor any other internal type
+    now = datetime.now(UTC)
+    with api_tx() as session:
+        with pytest.raises(UnknownEventType):
+            record_event(session, KEY_REVOKED, uuid4(), {}, now)  # the customer outbox refuses it
+        with pytest.raises(UnknownEventType):
+            record_internal_event(session, "quote.created", uuid4(), {}, now)  # and this one is for internal ones only

@@ -25,9 +25,9 @@ from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, key_event_data
 from dps_common.auth.scopes import Role
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, ValidationFailed, not_found
-from dps_common.outbox import record_event
 
 from dps_api.db.models.identity import ApiKey, KeyStatus, Organization, User
+from dps_api.services.outbox import record_internal_event
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class IdentityService:
             key.key_id, secret = generate_key_id(), generate_secret()
             key.secret_hash = hash_secret(self._pepper, secret)
             key.rotated_at = now
-            record_event(session, KEY_ROTATED, key.organization_id, key_event_data(str(key.id), old_key_id), now)
+            record_internal_event(session, KEY_ROTATED, key.organization_id, key_event_data(str(key.id), old_key_id), now)
             issued = IssuedKey(
                 key.id, key.name, Role(key.role), key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret)
             )
@@ -159,7 +159,7 @@ class IdentityService:
                 now = self._now()
                 key.status = KeyStatus.REVOKED
                 key.revoked_at = key.revoked_at or now
-                record_event(session, KEY_REVOKED, key.organization_id, key_event_data(str(key.id), key_id), now)
+                record_internal_event(session, KEY_REVOKED, key.organization_id, key_event_data(str(key.id), key_id), now)
         self._forget_key(key_id)
 
     def list_keys(self, organization_id: UUID) -> list[ApiKey]:

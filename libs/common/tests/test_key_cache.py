@@ -69,3 +69,39 @@ def test_a_full_cache_stays_bounded():
     for i in range(25):
         cache.get(str(i), lambda k: k)
     assert len(cache._entries) <= 10
+
+
+def test_a_load_overtaken_by_an_invalidation_is_not_stored():
+    # the load read the key just before the revocation committed; the key event arrived meanwhile
+    cache: TtlCache[str] = TtlCache(600)
+    store = {"k": "active"}
+
+    def slow_load(key):
+        value = store[key]
+        store[key] = None  # revoked now...
+        cache.invalidate(key)  # ...and the event dropped the key while the load was under way
+        return value
+
+    assert cache.get("k", slow_load) == "active"  # this request raced the revocation
+    assert cache.get("k", store.get) is None  # but the stale answer was not kept for a TTL
+
+
+def test_clear_drops_every_entry_and_the_loads_under_way():
+    cache: TtlCache[str] = TtlCache(600)
+    cache.get("a", lambda _: "1")
+    ticket = cache.ticket()
+    cache.clear()
+    cache.put("b", "2", ticket)
+    assert cache.peek("a") is None and cache.peek("b") is None
+
+
+def test_an_entry_expires_a_ttl_after_its_load_began():
+    clock = Clock()
+    cache: TtlCache[str] = TtlCache(10, clock=clock)
+    ticket = cache.ticket()
+    clock.now = 4.0  # a slow answer
+    cache.put("k", "v", ticket)
+    clock.now = 9.9
+    assert cache.peek("k") == "v"
+    clock.now = 10.0
+    assert cache.peek("k") is None

@@ -12,6 +12,7 @@ import pytest
 NO_HTTP_MODULES = [
     "dps_common.auth.authenticator",
     "dps_common.auth.introspection",
+    "dps_common.auth.revocations",
     "dps_common.crypto",
     "dps_common.db",
     "dps_common.events",
@@ -19,6 +20,7 @@ NO_HTTP_MODULES = [
     "dps_common.keyset",
     "dps_common.logs",
     "dps_common.messaging",
+    "dps_common.messaging.subscriber",
     "dps_common.migrations",
     "dps_common.outbox",
     "dps_common.outbox.migration",

@@ -74,6 +74,11 @@ class FakeApi:
             self._keys[key] = principal
         return Member(key, principal)
 
+    def revoke(self, key: str) -> None:
+        """The key stops being active (as the api's database would say after a revocation)."""
+        with self._lock:
+            self._keys.pop(key, None)
+
     def organization(self) -> FakeOrg:
         org_id = uuid4()
         return FakeOrg(

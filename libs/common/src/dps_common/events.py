@@ -27,3 +27,12 @@ def envelope(
         "organizationId": str(organization_id),
         "data": data,
     }
+
+
+INTERNAL_PREFIX = "internal."
+
+
+def is_internal(event_type: str) -> bool:
+    """Events the services tell each other (``internal.*``, e.g. a revoked API key): never delivered
+    to customers' webhooks."""
+    return event_type.startswith(INTERNAL_PREFIX)

@@ -8,6 +8,7 @@ from sqlalchemy import text
 
 from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
+from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.http.idempotency import IdempotencyMiddleware
@@ -35,8 +36,9 @@ def build_context(settings: Settings, tx: Transactions) -> AppContext:
     return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now)
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None) -> ServiceApp:
-    """``tx`` lets tests run every use case inside their own outer transaction."""
+def create_app(settings: Settings, *, tx: Transactions | None = None, key_events: bool = False) -> ServiceApp:
+    """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
+    (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
     if tx is None:
         engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-api")
         tx = Transactions.for_engine(engine)
@@ -44,6 +46,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None) -> Service
     api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)})
     api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
+    if key_events:
+        start_key_events(settings.amqp_url, settings.events_exchange, ctx.authenticator)
     api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls)
     add_reference_page(api.app)
     api.app.context = ctx  # tests and tools reach the wiring here

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.settings import Env
 
 
@@ -21,6 +22,8 @@ class Settings:
     # the other services' own OpenAPI documents (``/internal/v1/openapi.json``), merged into the
     # external one; unset: the api's own operations only
     openapi_part_urls: tuple[str, ...] = ()
+    amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
+    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -34,6 +37,8 @@ class Settings:
             log_level=env.str("LOG_LEVEL", "INFO"),
             internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
             openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
+            amqp_url=env.optional("AMQP_URL"),
+            events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
         )
         env.check()
         return settings

@@ -5,8 +5,9 @@ import dataclasses
 import falcon.testing
 import pytest
 
-from dps_api.app import create_app
+from dps_api.app import create_app, utc_now
 from dps_api.routes import RESOURCE_MODULES
+from dps_api.services.identity import IdentityService
 
 TOKEN = "introspection-token-0123456789abcdef0123456789"
 URL = "/internal/v1/key-introspection"
@@ -60,3 +61,15 @@ def test_not_served_without_a_configured_token_nor_documented(settings, tx):
 def test_every_resource_module_is_registered_once():
     # a second registration silently replaces the first route (and doubles its start-up work)
     assert len(RESOURCE_MODULES) == len(set(RESOURCE_MODULES))
+
+
+def test_answers_come_from_the_database_not_this_process_cache(client, org, settings, tx):
+    """The caller caches the answer for its TTL from now: an answer from our cache would add our
+    entry's age to that bound (a revoked key kept working for two TTLs in the dispatcher)."""
+    elsewhere = IdentityService(tx, settings.api_key_pepper, utc_now, lambda key_id: None)  # the admin CLI
+    assert client.simulate_get("/external/v1/whoami", headers={"x-api-key": org.admin.key}).status_code == 200
+    elsewhere.revoke_key(org.admin.key_row_id)
+    # this process's cache still holds the key (the TTL is its bound here)...
+    assert client.simulate_get("/external/v1/whoami", headers={"x-api-key": org.admin.key}).status_code == 200
+    # ...but the other services hear the truth
+    assert client.simulate_post(URL, json={"key": org.admin.key}, headers=BEARER).json == {"active": False}

@@ -1,6 +1,7 @@
 """The connector's composition root: ``create_app(settings)`` wires the HTTP side; nothing connects
-at import. API keys are checked by the api (key introspection), behind the shared TTL cache; quotes
-are read from the api's internal snapshot."""
+at import. API keys are checked by the api (key introspection), behind the shared TTL cache, which
+key events empty at once in each gunicorn worker (``dps_common.auth.revocations``); quotes are read
+from the api's internal snapshot."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sqlalchemy import text
 
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
 from dps_common.http.idempotency import IdempotencyMiddleware
@@ -49,8 +51,20 @@ def make_snapshots(settings: Settings) -> SnapshotReader:
     return SnapshotReader(settings.api_url, settings.internal_api_token, verify=settings.api_ca_file or True)
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAuthApp | None = None) -> falcon.App[falcon.Request, falcon.Response]:
-    """``tx`` lets tests run every use case inside their own outer transaction."""
+def key_authenticator(settings: Settings) -> IntrospectingAuthenticator:
+    return IntrospectingAuthenticator(
+        settings.api_url,
+        settings.internal_api_token,
+        TtlCache(settings.key_cache_ttl_seconds),
+        verify=settings.api_ca_file or True,
+    )
+
+
+def create_app(
+    settings: Settings, *, tx: Transactions | None = None, oauth: OAuthApp | None = None, key_events: bool = False
+) -> falcon.App[falcon.Request, falcon.Response]:
+    """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
+    (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
     tx = tx or make_transactions(settings, "dps-billing-http")
     ctx = AppContext(
         settings=settings,
@@ -61,12 +75,9 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAu
         snapshots=make_snapshots(settings),
         now=utc_now,
     )
-    authenticator = IntrospectingAuthenticator(
-        settings.api_url,
-        settings.internal_api_token,
-        TtlCache(settings.key_cache_ttl_seconds),
-        verify=settings.api_ca_file or True,
-    )
+    authenticator = key_authenticator(settings)
+    if key_events:
+        start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
     api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.crypto import decode_key
+from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.settings import Env
 
 STRIPE_API_URL = "https://api.stripe.com"
@@ -44,6 +45,8 @@ class Settings:
     push_poll_interval_seconds: float = 1.0
     push_concurrency: int = 2  # pushes worked on at once per worker process
     key_cache_ttl_seconds: float = 60.0
+    amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
+    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     db_pool_size: int = 5
     log_level: str = "INFO"
 
@@ -75,6 +78,8 @@ class Settings:
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
             push_concurrency=env.int("PUSH_CONCURRENCY", 2, minimum=1, maximum=64),
             key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
+            amqp_url=env.optional("AMQP_URL"),
+            events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             log_level=env.str("LOG_LEVEL", "INFO"),
         )

@@ -11,4 +11,4 @@ from dps_billing.settings import Settings
 def create() -> falcon.App[falcon.Request, falcon.Response]:
     settings = Settings.from_env()
     logs.configure(settings.log_level)
-    return create_app(settings)
+    return create_app(settings, key_events=True)  # this worker's own subscription, after the fork

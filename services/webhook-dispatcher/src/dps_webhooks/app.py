@@ -1,5 +1,6 @@
 """The dispatcher's composition root: ``create_app(settings)`` wires the HTTP side; nothing connects
-at import. API keys are checked by the api (key introspection), behind the shared TTL cache."""
+at import. API keys are checked by the api (key introspection), behind the shared TTL cache, which
+key events empty at once in each gunicorn worker (``dps_common.auth.revocations``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import text
 
-from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.http.idempotency import IdempotencyMiddleware
@@ -29,7 +30,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def key_authenticator(settings: Settings) -> KeyAuthenticator:
+def key_authenticator(settings: Settings) -> IntrospectingAuthenticator:
     return IntrospectingAuthenticator(
         settings.api_url,
         settings.internal_api_token,
@@ -43,11 +44,15 @@ def make_transactions(settings: Settings, application_name: str) -> Transactions
     return Transactions.for_engine(engine)
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None) -> ServiceApp:
-    """``tx`` lets tests run every use case inside their own outer transaction."""
+def create_app(settings: Settings, *, tx: Transactions | None = None, key_events: bool = False) -> ServiceApp:
+    """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
+    (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
     tx = tx or make_transactions(settings, "dps-webhooks-http")
     ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)
-    api = Api("webhook-dispatcher", key_authenticator(settings), {"database": lambda: _ping(tx)})
+    authenticator = key_authenticator(settings)
+    if key_events:
+        start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
+    api = Api("webhook-dispatcher", authenticator, {"database": lambda: _ping(tx)})
     api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
     api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)

@@ -10,4 +10,4 @@ from dps_webhooks.settings import Settings
 def create() -> ServiceApp:
     settings = Settings.from_env()
     logs.configure(settings.log_level)
-    return create_app(settings)
+    return create_app(settings, key_events=True)  # this worker's own subscription, after the fork

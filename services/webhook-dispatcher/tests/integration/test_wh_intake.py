@@ -9,6 +9,8 @@ from uuid import UUID
 
 from sqlalchemy import func, select
 
+from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED
+
 from dps_webhooks.db.models import WebhookDelivery, WebhookEvent
 from dps_webhooks.services.intake import (
     MAX_PAYLOAD_BYTES,
@@ -106,3 +108,20 @@ def test_wh_intake_an_oversized_event_is_exhausted_at_once_in_a_batch_and_alone(
             assert row.completed_at is not None and row.attempt_count == 0
         held = add_delivery(session, small, endpoint, held=True, is_test=True)
         assert (held.status, held.next_attempt_at, held.is_test, held.completed_at) == ("PENDING", None, True, None)
+
+
+def test_wh_intake_internal_events_are_never_delivered_to_customers(tx) -> None:
+    """A key revocation or rotation travels on the events exchange to every service's key cache; it
+    is not a customer event, even for an endpoint subscribed to everything or to its very name."""
+    organization_id = uuid.uuid4()
+    with tx() as session:
+        add_endpoint(session, organization_id)
+        add_endpoint(session, organization_id, event_types=["internal.api_key.revoked"])
+    revoked, rotated = incoming(organization_id, KEY_REVOKED), incoming(organization_id, KEY_ROTATED)
+    customer_event = incoming(organization_id)
+    with tx() as session:
+        assert accept_events(session, [revoked, customer_event, rotated]).deliveries == 1  # the customer event's
+        assert accept_events(session, [revoked]).deliveries == 0
+    with tx() as session:
+        assert events_stored(session, revoked, rotated) == 0
+        assert deliveries(session, revoked) == deliveries(session, rotated) == {}

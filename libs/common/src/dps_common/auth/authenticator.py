@@ -1,8 +1,8 @@
 """Resolving a presented API key to a ``Principal``, for every service.
 
 The api's ``Authenticator`` reads its own tables through a ``KeyStore``; other services ask the api
-(``dps_common.auth.introspection``); both sit behind a bounded TTL cache. The two 401 messages are the
-spec's, to the letter.
+(``dps_common.auth.introspection``); both sit behind a bounded TTL cache, which key events empty at
+once (``dps_common.auth.revocations``). The two 401 messages are the spec's, to the letter.
 """
 
 from __future__ import annotations
@@ -28,6 +28,16 @@ class KeyAuthenticator(Protocol):
         """The principal of a presented key; raises ``Unauthorized`` with the spec's message."""
 
 
+class ForgetsKeys(Protocol):
+    """A process's cache of key lookups, as key events reach it."""
+
+    def forget(self, key_id: str) -> None:
+        """Drop what is cached for this key id at once (revoked or rotated)."""
+
+    def forget_all(self) -> None:
+        """Drop everything cached (key events may have been missed)."""
+
+
 class Authenticator:
     def __init__(self, store: KeyStore, pepper: bytes, cache: TtlCache[KeyRecord]):
         self._store = store
@@ -35,16 +45,28 @@ class Authenticator:
         self._cache = cache
 
     def authenticate(self, raw_key: str | None) -> Principal:
+        return self._check(raw_key, cached=True)
+
+    def authenticate_fresh(self, raw_key: str | None) -> Principal:
+        """From the store, never the cache: for key introspection, whose callers cache the answer
+        themselves for a TTL from now (an answer from this cache would stretch their bound by the
+        age of our entry)."""
+        return self._check(raw_key, cached=False)
+
+    def _check(self, raw_key: str | None, *, cached: bool) -> Principal:
         if raw_key is None:
             raise Unauthorized(MISSING_KEY, code="missing_api_key")
         parsed = parse_key(raw_key.strip())
         if parsed is None:
             raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        record = self._cache.get(parsed.key_id, self._store.find)
+        record = self._cache.get(parsed.key_id, self._store.find) if cached else self._store.find(parsed.key_id)
         if record is None or not secret_matches(self._pepper, parsed.secret, record.secret_hash):
             raise Unauthorized(INVALID_KEY, code="invalid_api_key")
         return record.principal
 
     def forget(self, key_id: str) -> None:
-        """Drop a cached lookup at once (a key changed in this process)."""
+        """Drop a cached lookup at once (a key changed in this process, or a key event)."""
         self._cache.invalidate(key_id)
+
+    def forget_all(self) -> None:
+        self._cache.clear()

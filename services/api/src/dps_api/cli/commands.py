@@ -45,8 +45,12 @@ def keys_rotate(args: Namespace, identity: IdentityService, out: Output) -> None
 def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None:
     identity.revoke_key(args.key)
     out.record("Revoked API key", {"id": args.key, "status": KeyStatus.REVOKED})
-    # spec section 5: running services may keep a cached lookup for up to 10 minutes
-    out.warn("Note: running services can accept this key until their key cache expires (at most 10 minutes).")
+    # spec section 5: a cached lookup may live up to 10 minutes; the key event (published by the
+    # outbox relay) makes running services drop it at once, the TTL is the bound when it cannot
+    out.warn(
+        "Note: running services drop this key when the key event reaches them (normally within a second); "
+        "without the event broker, within their key cache TTL (at most 10 minutes)."
+    )
 
 
 def keys_list(args: Namespace, identity: IdentityService, out: Output) -> None:

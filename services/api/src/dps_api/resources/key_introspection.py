@@ -2,6 +2,9 @@
 
 Service-to-service only: the ingress never routes ``/internal``, and the caller must present the
 shared ``INTERNAL_API_TOKEN`` as a bearer token. Without that setting the route is not served.
+
+The answer comes from the database, never from this process's key cache: the caller caches it for
+its own TTL from now, and an answer from our cache would add our entry's age to its bound.
 """
 
 import hmac
@@ -36,7 +39,7 @@ class KeyIntrospectionResource:
             raise Unauthorized("A service token is required.", code="invalid_service_token")
         key = parse_body(req, IntrospectionRequest).key
         try:
-            resp.media = principal_to_json(self._authenticator.authenticate(key))
+            resp.media = principal_to_json(self._authenticator.authenticate_fresh(key))
         except Unauthorized:
             resp.media = INACTIVE
 

@@ -1,4 +1,7 @@
-"""Organizations, users and API keys: the admin command line's use cases and the key store."""
+"""Organizations, users and API keys: the admin command line's use cases and the key store.
+
+Rotating or revoking a key records a key event (``dps_common.auth.revocations``) in the outbox, in
+the same transaction: every process of every service drops the key from its cache when it arrives."""
 
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ from dps_common.auth.keys import (
     hash_secret,
 )
 from dps_common.auth.principal import Principal
+from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, key_event_data
 from dps_common.auth.scopes import Role
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, ValidationFailed, not_found
 
 from dps_api.db.models.identity import ApiKey, KeyStatus, Organization, User
+from dps_api.services.outbox import record_internal_event
 
 
 @dataclass(frozen=True)
@@ -133,10 +138,11 @@ class IdentityService:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
             if key is None or key.status != KeyStatus.ACTIVE:
                 raise not_found("Active API key")
-            old_key_id = key.key_id
+            old_key_id, now = key.key_id, self._now()
             key.key_id, secret = generate_key_id(), generate_secret()
             key.secret_hash = hash_secret(self._pepper, secret)
-            key.rotated_at = self._now()
+            key.rotated_at = now
+            record_internal_event(session, KEY_ROTATED, key.organization_id, key_event_data(str(key.id), old_key_id), now)
             issued = IssuedKey(
                 key.id, key.name, Role(key.role), key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret)
             )
@@ -148,9 +154,12 @@ class IdentityService:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
             if key is None:
                 raise not_found("API key")
-            key.status = KeyStatus.REVOKED
-            key.revoked_at = key.revoked_at or self._now()
             key_id = key.key_id
+            if key.status != KeyStatus.REVOKED:
+                now = self._now()
+                key.status = KeyStatus.REVOKED
+                key.revoked_at = key.revoked_at or now
+                record_internal_event(session, KEY_REVOKED, key.organization_id, key_event_data(str(key.id), key_id), now)
         self._forget_key(key_id)
 
     def list_keys(self, organization_id: UUID) -> list[ApiKey]:

@@ -5,7 +5,9 @@ retries. The event row is the deduplication point: a redelivered message finds i
 creates nothing. ``ACTIVE``
 endpoints get a delivery due now; ``PAUSED`` ones a held delivery (sent after resume); ``DISABLED``
 ones nothing, and nothing is backfilled later. A payload over 1 MB is stored as ``EXHAUSTED`` and
-never sent; it does not count against the endpoint (the receiver did nothing wrong).
+never sent; it does not count against the endpoint (the receiver did nothing wrong). Internal events
+(``internal.*``: the services' messages to each other, such as a revoked API key) are no customer's
+business: they are not stored and nothing is delivered, whatever an endpoint subscribed to.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from dps_common.events import is_internal
 from dps_common.ids import new_id
 from dps_common.json import loads
 
@@ -114,7 +117,7 @@ def accept_events(
     leave them (a lease of ``lease_seconds``, a claim token, attempt 1), and returned: no claim
     statement and no wake-up for them. The rest are due for any worker, which ``NOTIFY`` wakes.
     """
-    stored = _store_new_events(session, events)
+    stored = _store_new_events(session, [event for event in events if not is_internal(event.type)])
     if not stored:
         return Accepted(0, [])
     by_organization: dict[UUID, list[Row[UUID, UUID, str, list[str], str, bytes]]] = defaultdict(list)

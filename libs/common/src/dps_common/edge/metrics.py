@@ -49,7 +49,7 @@ def worker_exited(pid: int) -> None:
     if os.environ.get(DIRECTORY_ENV):
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(pid)
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 def finish(environ: MutableMapping[str, str] = os.environ) -> None:
@@ -66,5 +66,5 @@ def registry() -> CollectorRegistry:
     if not os.environ.get(DIRECTORY_ENV):
         return REGISTRY
     combined = CollectorRegistry()
-    multiprocess.MultiProcessCollector(combined)
+    multiprocess.MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
     return combined

@@ -63,7 +63,7 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        self.wsgi = _closing_when_asked(self.wsgi)
+        self.wsgi = _closing_when_asked(getattr(self, "wsgi"))
 
     def run(self) -> None:
         """gunicorn's ``GeventWorker.run``, except that TLS is wrapped in ``_serve`` (its handshake

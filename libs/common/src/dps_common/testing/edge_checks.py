@@ -6,6 +6,7 @@ client sees; none asserts a timing (latencies are measured in ``bench/slow_clien
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 import requests
@@ -23,7 +24,7 @@ from dps_common.testing.slow_clients import (
 )
 
 # The deadlines the suites give their servers (short, so the checks are quick)
-TEST_TIMEOUTS_ENV = {"HTTP_HEADER_TIMEOUT_SECONDS": "3", "HTTP_BODY_IDLE_TIMEOUT_SECONDS": "2"}
+TEST_TIMEOUTS_ENV = {"HTTP_HEADER_TIMEOUT_SECONDS": "5", "HTTP_BODY_IDLE_TIMEOUT_SECONDS": "2"}
 ANSWER_TIMEOUT = 5.0  # a client's patience: far above the server's latency, far below the slow clients' hold
 SLOW_CLIENTS = 200
 LEGITIMATE_REQUESTS = 5
@@ -68,8 +69,6 @@ def slow_head_cut_off(origin: str, ca_file: str, within: float) -> RawResponse:
 
 def dripping_heads_cut_off(origin: str, ca_file: str, within: float) -> None:
     """Connections that keep sending a header line every half second are still cut off."""
-    import time
-
     with slow_headers(origin, ca_file, "/healthz", 5, interval=0.5) as slow:
         deadline = time.monotonic() + within
         while slow.open_count() and time.monotonic() < deadline:

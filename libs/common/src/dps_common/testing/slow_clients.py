@@ -15,6 +15,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -119,10 +120,8 @@ class SlowHeaders:
         self._stop = threading.Event()
         self._interval = interval
         self._deadline = time.monotonic() + max_seconds
-        for _ in range(count):
-            sock = connect(origin, ca_file)
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host_header(origin)}\r\n".encode())
-            self.sockets.append(sock)
+        start = f"GET {path} HTTP/1.1\r\nHost: {host_header(origin)}\r\n".encode()
+        self.sockets = _open_many(origin, ca_file, start, count)
         self._thread = threading.Thread(target=self._drip, name="slow-headers", daemon=True)
         self._thread.start()
 
@@ -152,6 +151,19 @@ class SlowHeaders:
         self._thread.join(timeout=10)
         for sock in self.sockets:
             sock.close()
+
+
+def _open_many(origin: str, ca_file: str | None, first_bytes: bytes, count: int) -> list[socket.socket]:
+    """``count`` connections, each having sent ``first_bytes``; opened 16 at a time (TLS handshakes
+    one after another would take longer than the server's deadlines on a busy machine)."""
+
+    def open_one(_: int) -> socket.socket:
+        sock = connect(origin, ca_file)
+        sock.sendall(first_bytes)
+        return sock
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(open_one, range(count)))
 
 
 def _answered_or_closed(sock: socket.socket) -> bool:
@@ -185,12 +197,8 @@ def stalled_bodies(origin: str, ca_file: str | None, path: str, count: int,
         f"POST {path} HTTP/1.1\r\nHost: {host_header(origin)}\r\nContent-Type: application/json\r\n"
         f"Content-Length: 1000\r\n{extra}\r\n{{"
     ).encode()
-    sockets = []
+    sockets = _open_many(origin, ca_file, head, count)
     try:
-        for _ in range(count):
-            sock = connect(origin, ca_file)
-            sock.sendall(head)
-            sockets.append(sock)
         yield sockets
     finally:
         for sock in sockets:

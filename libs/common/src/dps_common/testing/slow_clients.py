@@ -142,7 +142,7 @@ class SlowHeaders:
         """Connections the server has not closed (a closed one makes a non-blocking read return)."""
         with self._lock:
             for index, sock in enumerate(self.sockets):
-                if index not in self._closed and _answered_or_closed(sock):
+                if index not in self._closed and answered_or_closed(sock):
                     self._closed.add(index)
             return len(self.sockets) - len(self._closed)
 
@@ -166,7 +166,8 @@ def _open_many(origin: str, ca_file: str | None, first_bytes: bytes, count: int)
         return list(pool.map(open_one, range(count)))
 
 
-def _answered_or_closed(sock: socket.socket) -> bool:
+def answered_or_closed(sock: socket.socket) -> bool:
+    """Whether the server has answered or closed ``sock`` (a non-blocking read returns)."""
     sock.setblocking(False)
     try:
         sock.recv(65536)

@@ -44,7 +44,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians are taken over them)")
     p.add_argument("--connections", type=int, default=16, help="wrk connections")
     p.add_argument("--wrk-threads", type=int, default=1)
-    p.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
+    p.add_argument("--worker-class", default="edge", choices=["edge", "gthread", "sync"],
+                   help="edge: the production worker (dps_common.edge.worker.EdgeWorker, gevent)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     p.add_argument("--keepalive", type=int, default=5)
@@ -98,7 +99,9 @@ def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, 
     )
     servers = {}
     for name, spec, env, _ in apps:
-        server = Server(name, spec, gunicorn, {**common, **env}, log_dir)
+        # metrics in prometheus-client's multiprocess mode, as production's gunicorn_conf sets up
+        metrics_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-metrics-{name}-"))
+        server = Server(name, spec, gunicorn, {**common, **env, "PROMETHEUS_MULTIPROC_DIR": metrics_dir}, log_dir)
         stack.callback(server.stop)  # registered at once: stopped whatever happens next
         servers[name] = server
     for name, _, _, ready in apps:
@@ -168,7 +171,8 @@ def main() -> int:
     # wrk opens its connections in one burst and keep-alive pins each to the worker that accepted it:
     # uncapped, one worker can take them all and the run measures one core. A cap just above an even
     # share splits them evenly (and keeps worker_connections - threads keep-alive slots free).
-    even_share = -(-args.connections // args.workers) + args.threads - 1
+    # (gevent's pool counts connections only: an even share plus one spare)
+    even_share = -(-args.connections // args.workers) + (1 if args.worker_class == "edge" else args.threads - 1)
     gunicorn = GunicornSettings(
         args.worker_class, args.workers, args.threads, args.keepalive, args.worker_connections or even_share
     )

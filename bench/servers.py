@@ -17,9 +17,12 @@ HOST = "127.0.0.1"  # traffic stays on loopback
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
+WORKER_CLASSES = {"edge": "dps_common.edge.worker.EdgeWorker"}  # production's (dps_common/gunicorn_conf.py)
+
+
 @dataclass(frozen=True)
 class GunicornSettings:
-    worker_class: str = "gthread"
+    worker_class: str = "edge"
     workers: int = 2
     threads: int = 4
     keepalive: int = 5
@@ -27,7 +30,7 @@ class GunicornSettings:
 
     def args(self) -> list[str]:
         return [
-            "--worker-class", self.worker_class,
+            "--worker-class", WORKER_CLASSES.get(self.worker_class, self.worker_class),
             "--workers", str(self.workers),
             "--threads", str(self.threads),
             "--keep-alive", str(self.keepalive),
@@ -39,7 +42,9 @@ class GunicornSettings:
 
     def describe(self) -> str:
         return (
-            f"-k {self.worker_class} --workers {self.workers} --threads {self.threads} --keep-alive {self.keepalive} "
+            f"-k {WORKER_CLASSES.get(self.worker_class, self.worker_class)} --workers {self.workers} "
+            + ("" if self.worker_class == "edge" else f"--threads {self.threads} ")
+            + f"--keep-alive {self.keepalive} "
             f"--worker-connections {self.worker_connections}"
         )
 

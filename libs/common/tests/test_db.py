@@ -1,5 +1,6 @@
 """The read paths of Transactions on a real PostgreSQL."""
 
+import threading
 import time
 
 import psycopg
@@ -27,7 +28,7 @@ def test_reads_run_in_autocommit_and_writes_in_a_transaction(engine):
         assert session.execute(text("SELECT now() = statement_timestamp()")).scalar() is False
 
 
-def test_read_cursor_keeps_one_connection_per_thread_and_replaces_a_broken_one(engine):
+def test_read_cursor_reuses_its_connection_and_replaces_a_broken_one(engine):
     tx = Transactions.for_engine(engine)
     with tx.read_cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid(), current_setting('application_name')")
@@ -45,7 +46,7 @@ def test_read_cursor_keeps_one_connection_per_thread_and_replaces_a_broken_one(e
         second_pid = cursor.fetchone()[0]
     assert second_pid != first_pid
     tx.dispose()
-    assert _gone(engine, second_pid), "dispose left the thread's read connection open"
+    assert _gone(engine, second_pid), "dispose left the read connection open"
 
 
 def _gone(engine, pid: int) -> bool:
@@ -56,3 +57,22 @@ def _gone(engine, pid: int) -> bool:
                 return True
         time.sleep(0.05)
     return False
+
+
+def test_read_cursor_holds_at_most_the_pool_size_of_connections(engine):
+    """Under gevent every client connection is a greenlet: connections per reader would be unbounded."""
+    tx = Transactions.for_engine(engine)  # pool size 5
+    pids: set[int] = set()
+
+    def read() -> None:
+        with tx.read_cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid(), pg_sleep(0.05)")
+            pids.add(cursor.fetchone()[0])
+
+    readers = [threading.Thread(target=read) for _ in range(12)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(timeout=30)
+    tx.dispose()
+    assert 1 <= len(pids) <= 5

@@ -72,8 +72,10 @@ class Transactions:
         self._factory = factory
         self._read_engine = read_engine
         self._read_factory = sessionmaker(read_engine, expire_on_commit=False) if read_engine else factory
-        self._thread = threading.local()
-        self._thread_connections: list[psycopg.Connection[Any]] = []
+        # read connections: idle ones kept for reuse, at most ``read_connections`` in use at once
+        self._idle_reads: list[psycopg.Connection[Any]] = []
+        self._read_connections: list[psycopg.Connection[Any]] = []
+        self._read_slots = threading.BoundedSemaphore(_pool_size(read_engine))
         self._lock = threading.Lock()
 
     @classmethod
@@ -92,10 +94,11 @@ class Transactions:
 
     @contextmanager
     def read_cursor(self) -> Iterator[psycopg.Cursor[Any]]:
-        """A driver cursor for the hottest read paths: plain SQL on an autocommit connection that
-        each thread keeps for itself, so a read costs its query and nothing else (no pool checkout
-        and reset, no session, no statement building). A broken connection fails its one request
-        and is replaced on the next."""
+        """A driver cursor for the hottest read paths: plain SQL on an autocommit connection kept
+        open between reads, so a read costs its query and nothing else (no pool checkout and reset,
+        no session, no statement building). At most the engine's pool size are in use at once: under
+        gevent every client connection is a greenlet, and one connection each would be unbounded. A
+        broken connection fails its one request and is replaced on the next."""
         if self._read_engine is None:  # bound to a connection (tests): read inside its transaction
             with self.read() as session:
                 driver_connection = session.connection().connection.driver_connection
@@ -103,27 +106,41 @@ class Transactions:
                 with driver_connection.cursor() as cursor:
                     yield cursor
             return
-        with self._thread_connection(self._read_engine).cursor() as cursor:
-            yield cursor
+        with self._read_slots:
+            connection = self._borrow_read_connection(self._read_engine)
+            try:
+                with connection.cursor() as cursor:
+                    yield cursor
+            finally:
+                with self._lock:
+                    self._idle_reads.append(connection)
 
-    def _thread_connection(self, engine: Engine) -> psycopg.Connection[Any]:
-        connection: psycopg.Connection[Any] | None = getattr(self._thread, "connection", None)
+    def _borrow_read_connection(self, engine: Engine) -> psycopg.Connection[Any]:
+        with self._lock:
+            connection = self._idle_reads.pop() if self._idle_reads else None
         if connection is None or connection.closed or connection.broken:
+            if connection is not None:
+                connection.close()
             url = engine.url.set(drivername="postgresql")  # the same server, name and options
             connection = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
-            self._thread.connection = connection
             with self._lock:
-                self._thread_connections.append(connection)
+                self._read_connections = [c for c in self._read_connections if not c.closed]
+                self._read_connections.append(connection)
         return connection
 
     def dispose(self) -> None:
-        """Close every connection: the threads' read connections and the engine's pool."""
+        """Close every connection: the read connections and the engine's pool."""
         with self._lock:
-            connections, self._thread_connections = self._thread_connections, []
+            connections, self._read_connections, self._idle_reads = self._read_connections, [], []
         for connection in connections:
             connection.close()
         if self._read_engine is not None:
             self._read_engine.dispose()  # the same pool as the engine it was made from
+
+
+def _pool_size(engine: Engine | None) -> int:
+    size = getattr(engine.pool, "size", None) if engine is not None else None
+    return int(size()) if callable(size) else 5
 
 
 def ping(engine: Engine) -> None:

@@ -61,6 +61,13 @@ class NotFound(ServiceError):
     title = "Not found"
 
 
+class RequestTimeout(ServiceError):
+    """The client stopped sending its request body (the server's read deadlines, ``dps_common.edge``)."""
+
+    code = "request_timeout"
+    title = "Request timeout"
+
+
 class Conflict(ServiceError):
     """The request is well-formed but clashes with the resource's current state."""
 
@@ -105,6 +112,7 @@ HTTP_STATUS: dict[type[ServiceError], int] = {
     Unauthorized: 401,
     Forbidden: 403,
     NotFound: 404,
+    RequestTimeout: 408,
     Conflict: 409,
     UnprocessableContent: 422,
     PayloadTooLarge: 413,

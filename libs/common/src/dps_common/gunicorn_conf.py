@@ -1,18 +1,34 @@
 """gunicorn settings shared by every service: ``gunicorn -c python:dps_common.gunicorn_conf 'dps_api.wsgi:create()'``.
 
-Worker model: ``gthread``. A request spends most of its time waiting on PostgreSQL, so a few threads
-per process serve concurrent requests for a fraction of the memory of more ``sync`` processes, and
-keep-alive from the ingress is honoured (``sync`` closes every connection and assumes a buffering
-proxy in front). The app is thread-safe: a session per use case, a locked key cache, a pooled engine
-sized at least as large as the thread count (DB_POOL_SIZE, default 5).
+Worker model: gevent (``dps_common.edge.worker.EdgeWorker``), so that slow clients cannot starve the
+service. With ``gthread`` a connection held a thread from its first byte until its request was
+complete: 20 connections sending a header line every 5 s took all 8 threads of a server and nobody
+else was answered, and a body that stopped after one byte held a thread for 40 s. A buffering proxy
+only protects what is behind it (``make run`` and the tests talk to gunicorn directly), and read
+deadlines alone still let a few hundred slow connections queue ahead of everyone. Under gevent a
+waiting connection is a parked greenlet of a few KB (``worker_connections`` per worker), and the
+worker adds the deadlines: the head within 5 s of its first byte (else 408), a body with at most 5 s
+between reads and 60 s in all, idle connections closed (``dps_common.edge.reading``).
+
+What the app relies on under gevent's monkey-patching, checked: psycopg 3 (3.1.14 and later) sees the
+patched ``select`` and waits through it instead of its C wait, so a query parks its greenlet, not the
+worker; SQLAlchemy's pool, the key cache and prometheus-client lock with ``threading`` locks, which
+become gevent's; requests (the dispatcher's and the connector's calls to the api and the platform)
+and kombu use the patched sockets. Thread-local state would be per connection: the read connections
+of ``dps_common.db.Transactions`` are a bounded set for that reason. DB_POOL_SIZE (default 5, plus as
+many overflow) bounds each worker's concurrent queries; requests beyond it wait for a connection.
+
+Keep-alive from the ingress is honoured, and a response the app marks ``Connection: close`` closes it.
+Metrics add up every worker's (prometheus-client multiprocess mode, ``dps_common.edge.metrics``).
 """
 
 import os
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8080')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+worker_class = "dps_common.edge.worker.EdgeWorker"
+# connections each worker serves at once (open keep-alive ones included); more wait in the backlog
+worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "1000"))
 timeout = 30
 graceful_timeout = 20  # below Kubernetes' 30 s termination grace period
 keepalive = 5
@@ -42,3 +58,23 @@ if os.path.isdir("/dev/shm"):
 # No runtime control socket: nothing uses gunicornc, and it would write under $HOME (read-only in
 # the container) and clash between two servers started by the same user.
 control_socket_disable = True
+
+
+# prometheus-client multiprocess mode: one metrics directory per server, emptied at start, before any
+# worker is forked (dps_common.edge.metrics). Hooks run in the master.
+def on_starting(server: object) -> None:
+    from dps_common.edge import metrics
+
+    metrics.prepare()
+
+
+def child_exit(server: object, worker: object) -> None:
+    from dps_common.edge import metrics
+
+    metrics.worker_exited(getattr(worker, "pid"))
+
+
+def on_exit(server: object) -> None:
+    from dps_common.edge import metrics
+
+    metrics.finish()

@@ -25,7 +25,9 @@ ATTEMPT_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10),  # an attempt ends at 10 s at most
 )
 ATTEMPTS_IN_FLIGHT = Gauge(
-    "dps_webhooks_attempts_in_flight", "Attempts being made on the worker's threads and not yet recorded"
+    "dps_webhooks_attempts_in_flight",
+    "Attempts being made on the worker's threads and not yet recorded",
+    multiprocess_mode="livesum",  # summed over live processes where several share a metrics directory
 )
 LEASES_LOST = Counter(
     "dps_webhooks_leases_lost_total", "Attempt results not recorded: another worker had taken the delivery over"

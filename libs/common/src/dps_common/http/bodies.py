@@ -1,4 +1,5 @@
-"""Request bodies: bounded reads (413 past 10 MB without reading further) and typed parsing.
+"""Request bodies: bounded reads (413 past 10 MB without reading further; 408 when the client stops
+sending, by the server's read deadlines) and typed parsing.
 
 Bodies are validated straight from bytes by a pydantic model; unknown fields are dropped (the
 spec's rule), malformed JSON and wrong types give 400 naming each offending field.
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 import falcon
 from pydantic import BaseModel, ValidationError
 
-from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from dps_common.errors import PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationFailed
 from dps_common.json import loads
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -27,11 +28,16 @@ def too_large() -> PayloadTooLarge:
 def read_body(req: falcon.Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The raw body, at most ``limit`` bytes read whether or not a Content-Length was sent."""
     length = req.content_length
-    if length is not None:
-        if length > limit:
-            raise too_large()
-        return req.bounded_stream.read(length)
-    # chunked transfer encoding: the server de-chunks; read until EOF, one chunk past the limit at most
+    if length is not None and length > limit:
+        raise too_large()
+    try:
+        return req.bounded_stream.read(length) if length is not None else _read_chunked(req, limit)
+    except TimeoutError:  # the server's body read deadline (dps_common.edge.reading) passed
+        raise RequestTimeout("The request body was not received in time.") from None
+
+
+def _read_chunked(req: falcon.Request, limit: int) -> bytes:
+    """Chunked transfer encoding: the server de-chunks; read until EOF, one chunk past the limit at most."""
     parts: list[bytes] = []
     size = 0
     while True:

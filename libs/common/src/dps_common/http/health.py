@@ -7,6 +7,8 @@ from collections.abc import Callable
 import falcon
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from dps_common.edge import metrics
+
 
 class Liveness:
     public = True
@@ -35,8 +37,10 @@ class Readiness:
 
 
 class Metrics:
+    """The server's metrics: every gunicorn worker's, whichever answers (``dps_common.edge.metrics``)."""
+
     public = True
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = CONTENT_TYPE_LATEST
-        resp.data = generate_latest()
+        resp.data = generate_latest(metrics.registry())

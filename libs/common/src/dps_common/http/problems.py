@@ -38,8 +38,8 @@ def _write(resp: falcon.Response, status: int, body: dict[str, Any]) -> None:
 def handle_service_error(req: falcon.Request, resp: falcon.Response, ex: ServiceError, params: Params) -> None:
     status = http_status_of(ex)
     _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
-    if status == 413:
-        # the rest of the body stays unread: closing is cheaper than letting the server drain it
+    if status in (408, 413):
+        # the rest of the body stays unread (or never came): close rather than let the server drain it
         resp.set_header("Connection", "close")
 
 

@@ -65,7 +65,7 @@ def gunicorn(
     port: int = listener.getsockname()[1]
     command = [
         sys.executable, "-m", "gunicorn", app,
-        "--config", "python:dps_common.gunicorn_conf",  # the production settings (gthread workers, keep-alive)
+        "--config", "python:dps_common.gunicorn_conf",  # the production settings (the edge worker, keep-alive)
         "--bind", f"fd://{listener.fileno()}",
         "--workers", str(workers),
         "--certfile", tls["cert"],

@@ -1,0 +1,100 @@
+"""The server edge's parts on their own: read deadlines on a real socket pair, the server's problem
+answers, the metrics directory, and what gunicorn's master may import (the app's suites run the
+whole edge under real gunicorn: ``test_server_edge.py`` and its siblings)."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dps_common.edge import metrics, problems
+from dps_common.edge.reading import DeadlineReader, ReadTimeouts, RequestTimedOut
+
+
+def test_timeouts_come_from_the_environment_and_are_checked():
+    assert ReadTimeouts.from_env({}) == ReadTimeouts(5.0, 5.0, 60.0)
+    assert ReadTimeouts.from_env({"HTTP_HEADER_TIMEOUT_SECONDS": "2.5"}).header_seconds == 2.5
+    with pytest.raises(ValueError, match="HTTP_BODY_TIMEOUT_SECONDS"):
+        ReadTimeouts.from_env({"HTTP_BODY_TIMEOUT_SECONDS": "0"})
+
+
+def test_a_head_that_drips_is_cut_off_at_its_total_deadline_not_per_read():
+    server, client = socket.socketpair()
+    with server, client:
+        reader = DeadlineReader(server, ReadTimeouts(header_seconds=0.6, body_idle_seconds=5, body_seconds=5))
+        reader.expect_head()
+        started = time.monotonic()
+        with pytest.raises(RequestTimedOut) as caught:
+            while True:  # a byte every 0.2 s keeps every read short, but not the head
+                client.sendall(b"X")
+                reader.recv(1)
+                time.sleep(0.2)
+        assert caught.value.phase == "head"
+        assert reader.received >= 2 and bytes(reader.head).startswith(b"XX")
+        assert time.monotonic() - started < 5
+
+
+def test_a_body_that_stops_times_out_after_its_idle_limit():
+    server, client = socket.socketpair()
+    with server, client:
+        reader = DeadlineReader(server, ReadTimeouts(header_seconds=5, body_idle_seconds=0.3, body_seconds=5))
+        reader.expect_body()
+        client.sendall(b"{")
+        assert reader.recv(10) == b"{"
+        with pytest.raises(RequestTimedOut) as caught:
+            reader.recv(10)
+        assert caught.value.phase == "body" and isinstance(caught.value, TimeoutError)
+        assert reader.head == b""  # only heads are kept
+
+
+def test_a_server_problem_is_a_complete_closing_response():
+    raw = problems.uri_too_long(4094).response("abc123")
+    head, body = raw.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "HTTP/1.1 414 URI Too Long"
+    assert {"Content-Type: application/problem+json", "Connection: close", "X-Request-Id: abc123",
+            f"Content-Length: {len(body)}"} <= set(lines)
+    document = json.loads(body)
+    assert document == {
+        "type": "https://errors.dealpricing.example/uri_too_long", "title": "URI too long", "status": 414,
+        "detail": "The request line exceeds the 4094-byte limit.", "code": "uri_too_long", "requestId": "abc123",
+    }
+
+
+def test_the_header_over_the_limit_is_told_apart():
+    long_key = b"GET / HTTP/1.1\r\nHost: x\r\nX-API-Key: dps_" + b"k" * 9000
+    assert problems.api_key_too_long(long_key, 8190)
+    assert not problems.api_key_too_long(b"GET / HTTP/1.1\r\nx-api-key: dps_abc\r\nX-Filler: " + b"f" * 9000, 8190)
+
+
+def test_prepare_empties_a_given_directory_of_metric_files_only(tmp_path):
+    (tmp_path / "counter_123.db").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("not ours")
+    environ = {metrics.DIRECTORY_ENV: str(tmp_path)}
+    assert metrics.prepare(environ) == tmp_path
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    metrics.finish(environ)
+    assert tmp_path.is_dir()  # a given directory stays
+
+
+def test_prepare_makes_a_directory_of_its_own_and_finish_removes_it():
+    environ: dict[str, str] = {}
+    directory = metrics.prepare(environ)
+    assert environ[metrics.DIRECTORY_ENV] == str(directory) and directory.is_dir()
+    metrics.finish(environ)
+    assert not directory.exists()
+
+
+def test_gunicorns_master_does_not_load_prometheus_client_before_the_hooks_set_the_directory():
+    """prometheus_client picks single- or multi-process values when first imported, and the workers
+    inherit the master's modules: the config and the worker class must not import it."""
+    code = (
+        "import sys, dps_common.gunicorn_conf, dps_common.edge.worker; "
+        "print('prometheus_client' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,107 @@
+"""The api as deployed: gunicorn with the production settings (``dps_common.gunicorn_conf``, two
+workers, TLS), against real slow and malformed clients on real sockets (``dps_common.testing.edge_checks``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from dps_common.testing import edge_checks as edge
+from dps_common.testing.processes import gunicorn, write_tls_files
+from dps_common.testing.provisioning import Admin
+
+PEPPER = "edge-test-pepper-0123456789abcdef0123456789abcdef"
+WHOAMI = "/external/v1/whoami"
+PRODUCTS = "/external/v1/products"
+
+
+@pytest.fixture(scope="module")
+def server_env(database_url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "API_KEY_PEPPER": PEPPER,
+        "CURSOR_SECRET": "edge-test-cursor-0123456789abcdef0123456789",
+        "LOG_LEVEL": "WARNING",
+        **edge.TEST_TIMEOUTS_ENV,
+    }
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], str]]:
+    tls = write_tls_files(tmp_path_factory.mktemp("edge-tls"))
+    yield tls, tls["ca"]
+
+
+@pytest.fixture(scope="module")
+def origin(server_env: dict[str, str], ca, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tls, _ = ca
+    with gunicorn("dps_api.wsgi:create()", server_env, tls, tmp_path_factory.mktemp("edge") / "api.log", workers=2) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def key_headers(server_env: dict[str, str]) -> dict[str, str]:
+    return Admin(server_env).organization("Edge Co").admin.headers
+
+
+def test_requests_are_answered_while_200_clients_send_their_headers_slowly(origin, ca, key_headers):
+    _, ca_file = ca
+    edge.answered_while_slow_headers(origin, ca_file, lambda: edge.get(origin, ca_file, WHOAMI, key_headers))
+
+
+def test_requests_are_answered_while_200_bodies_stall(origin, ca, key_headers):
+    _, ca_file = ca
+    edge.answered_while_stalled_bodies(
+        origin, ca_file, PRODUCTS, key_headers, lambda: edge.get(origin, ca_file, PRODUCTS + "?limit=5", key_headers)
+    )
+
+
+def test_a_head_that_stops_is_answered_408_and_closed(origin, ca):
+    edge.slow_head_cut_off(origin, ca[1], within=10)
+
+
+def test_heads_that_drip_a_line_at_a_time_are_cut_off(origin, ca):
+    edge.dripping_heads_cut_off(origin, ca[1], within=10)
+
+
+def test_a_body_that_stops_is_answered_408_and_closed(origin, ca, key_headers):
+    edge.stalled_body_cut_off(origin, ca[1], PRODUCTS, key_headers, within=10)
+
+
+@pytest.mark.parametrize(
+    ("target", "header_lines", "status", "code"),
+    [
+        (PRODUCTS + "?cursor=" + "c" * 10_000, "", 414, "uri_too_long"),
+        (WHOAMI, "X-Filler: " + "f" * 9_000 + "\r\n", 431, "request_header_fields_too_large"),
+        (WHOAMI, "X-Bad: a\x00b\r\n", 400, "bad_request"),
+        (WHOAMI, "x-api-key: dps_" + "k" * 4_000 + "\r\n", 401, "invalid_api_key"),  # under the header limit: the app
+        (WHOAMI, "x-api-key: dps_" + "k" * 9_000 + "\r\n", 401, "invalid_api_key"),  # over it: the server
+    ],
+    ids=["10KB-cursor", "9KB-header", "NUL-in-header", "4KB-key", "9KB-key"],
+)
+def test_errors_the_server_writes_itself_are_problem_details(origin, ca, target, header_lines, status, code):
+    document = edge.assert_problem(edge.raw_get(origin, ca[1], target, header_lines), status, code)
+    if status == 401:
+        assert document["detail"] == "Invalid API key."
+
+
+def test_a_chunked_body_over_10_mb_is_413_with_connection_close_and_the_connection_closes(origin, ca, key_headers):
+    edge.chunked_body_over_limit_closes(origin, ca[1], PRODUCTS, key_headers)
+
+
+def test_a_connection_closes_only_when_told(origin, ca, key_headers):
+    """Keep-alive still works: two requests on one connection, both answered."""
+    from dps_common.testing.slow_clients import connect, host_header, read_response
+
+    with connect(origin, ca[1]) as sock:
+        for _ in range(2):
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host_header(origin)}\r\n\r\n".encode())
+            response = read_response(sock)
+            assert response.status == 200 and response.headers["connection"] == "keep-alive"
+
+
+def test_metrics_add_up_every_worker(origin, ca):
+    edge.metrics_add_up_every_worker(origin, ca[1])

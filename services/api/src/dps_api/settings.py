@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 
@@ -21,6 +22,7 @@ class Settings:
     # the other services' own OpenAPI documents (``/internal/v1/openapi.json``), merged into the
     # external one; unset: the api's own operations only
     openapi_part_urls: tuple[str, ...] = ()
+    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -34,6 +36,7 @@ class Settings:
             log_level=env.str("LOG_LEVEL", "INFO"),
             internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
             openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
+            rate_limits=RateLimitSettings.from_env(env),
         )
         env.check()
         return settings

@@ -15,6 +15,7 @@ from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
 from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.idempotency import IdempotencyStore
+from dps_common.http.rate_limit import install_rate_limits
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
@@ -68,6 +69,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, oauth: OAu
         verify=settings.api_ca_file or True,
     )
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
+    install_rate_limits(api.app, settings.rate_limits, "billing-connector")  # before idempotency: a refused request claims no key
     api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
     add_routes(api, ctx)
     api.publish_openapi(TITLE, API_VERSION, events=EVENTS)

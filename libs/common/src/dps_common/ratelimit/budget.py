@@ -68,7 +68,8 @@ def decide(policy: Policy, taken: bool, window: Window) -> Decision:
     window_ends_in = window.current_expires_in - expiry if window.current_count else float(expiry)
     if taken:
         return Decision(policy, True, remaining, _whole_seconds(window_ends_in, expiry))
-    return Decision(policy, False, 0, _whole_seconds(_until_one_free(policy, window, window_ends_in), expiry))
+    # one fits only strictly after that moment: the next whole second
+    return Decision(policy, False, 0, _whole_seconds(math.floor(_until_one_free(policy, window, window_ends_in)) + 1, expiry))
 
 
 def _until_one_free(policy: Policy, window: Window, window_ends_in: float) -> float:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import redis
 from limits import RateLimitItem
@@ -63,12 +63,21 @@ class _Storage(RedisStorage):
 
     def take_and_read(self, key: str, limit: int, expiry: int) -> tuple[bool, Window]:
         keys = [self.prefixed_key(self._previous_window_key(key)), self.prefixed_key(self._current_window_key(key))]
-        try:
-            taken, window = self._pipelined(keys, limit, expiry)
-        except redis.exceptions.NoScriptError:  # a restarted or failed-over Redis forgot the scripts
-            for script in (self.lua_acquire_sliding_window, self.lua_sliding_window):
-                script.sha = str(self._client().script_load(script.script))
-            taken, window = self._pipelined(keys, limit, expiry)
+        pipe = self._client().pipeline(transaction=False)
+        pipe.evalsha(self.lua_acquire_sliding_window.sha, 2, *keys, limit, expiry, 1)
+        pipe.evalsha(self.lua_sliding_window.sha, 2, *keys, expiry)
+        # evalsha rather than the Script objects: a pipeline given Script objects asks the server
+        # whether it knows them (SCRIPT EXISTS) before every execute, a second round trip
+        taken, window = pipe.execute(raise_on_error=False)
+        if isinstance(taken, redis.exceptions.NoScriptError):  # a restarted or failed-over Redis: nothing taken
+            self._reload()
+            return self.take_and_read(key, limit, expiry)
+        if isinstance(window, redis.exceptions.NoScriptError):  # taken, but the read's script was missing
+            self._reload()
+            window = self.lua_sliding_window(keys, [expiry])
+        for result in (taken, window):
+            if isinstance(result, Exception):
+                raise result
         return bool(taken), Window(
             int(window[0] or 0),
             max(0.0, float(window[1] or 0)) / 1000,
@@ -76,17 +85,12 @@ class _Storage(RedisStorage):
             max(0.0, float(window[3] or 0)) / 1000,
         )
 
+    def _reload(self) -> None:
+        for script in (self.lua_acquire_sliding_window, self.lua_sliding_window):
+            script.sha = str(self._client().script_load(script.script))
+
     def _client(self) -> redis.Redis:
         return cast(redis.Redis, self.storage)
-
-    def _pipelined(self, keys: list[str], limit: int, expiry: int) -> list[Any]:
-        # evalsha rather than the Script objects: a pipeline given Script objects asks the server
-        # whether it knows them (SCRIPT EXISTS) before every execute, a second round trip
-        pipe = self._client().pipeline(transaction=False)
-        pipe.evalsha(self.lua_acquire_sliding_window.sha, 2, *keys, limit, expiry, 1)
-        pipe.evalsha(self.lua_sliding_window.sha, 2, *keys, expiry)
-        result: list[Any] = pipe.execute()
-        return result
 
 
 class RedisCounter:

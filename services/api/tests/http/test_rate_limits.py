@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import falcon.testing
 import pytest
+from conftest import CURSOR_SECRET, PEPPER
 from sqlalchemy import func, select
 
 from dps_common.ratelimit.budget import DECISIONS
@@ -19,8 +20,6 @@ from dps_common.testing.rate_limits import closed_port_url, key_prefix, redis_ur
 
 from dps_api.db.models.catalog import Pricebook
 from dps_api.settings import Settings
-
-from conftest import CURSOR_SECRET, PEPPER
 
 WHOAMI = "/external/v1/whoami"
 PRICEBOOKS = "/external/v1/pricebooks"

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 import falcon.testing
 import pytest
-from conftest import CURSOR_SECRET, PEPPER
 from sqlalchemy import func, select
 
 from dps_common.ratelimit.budget import DECISIONS
@@ -21,6 +20,8 @@ from dps_common.testing.rate_limits import closed_port_url, key_prefix, redis_ur
 from dps_api.db.models.catalog import Pricebook
 from dps_api.settings import Settings
 
+PEPPER = "rate-limit-pepper-0123456789abcdef0123456789ab"
+CURSOR_SECRET = "rate-limit-cursors-0123456789abcdef0123456789"
 WHOAMI = "/external/v1/whoami"
 PRICEBOOKS = "/external/v1/pricebooks"
 # structured-field lists (draft-ietf-httpapi-ratelimit-headers-11): a String naming the policy, Integer parameters

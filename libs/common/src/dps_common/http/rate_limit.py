@@ -82,7 +82,8 @@ class RateLimits:
             decision = req.context.rate_limit
         else:  # ended before the responder (and before process_resource here): counted now
             decision = self._spend(req)
-            if decision is not None and not decision.allowed:
+            # a server-side failure (the api's key check unreachable: 503) stays what it is
+            if decision is not None and not decision.allowed and resp.status_code < 500:
                 problems.handle_service_error(req, resp, _refusal(decision), {})
         if decision is not None:
             _write_headers(resp, decision)

@@ -11,8 +11,8 @@ from dps_common.auth.cache import TtlCache
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.http.idempotency import IdempotencyMiddleware
-from dps_common.idempotency import IdempotencyStore
 from dps_common.http.rate_limit import install_rate_limits
+from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext

@@ -14,8 +14,8 @@ from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
 from dps_common.http.idempotency import IdempotencyMiddleware
-from dps_common.idempotency import IdempotencyStore
 from dps_common.http.rate_limit import install_rate_limits
+from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext

@@ -12,6 +12,7 @@ end whatever happens.
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import secrets
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import orjson
+import redis
 from databases import fresh_database, server_version
 from load import LoadOptions, LoadResult, measure, require_wrk
 from report import Target, load_average, machine, render, write
@@ -34,6 +36,7 @@ from servers import GunicornSettings, Server, get, rss_mb
 PRODUCTS = "/external/v1/products"
 FIRST_PAGE = f"{PRODUCTS}?limit=100"
 WHOAMI = "/external/v1/whoami"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEEP_ITEM = 100_000
 
 
@@ -88,6 +91,24 @@ def deep_page_url(port: int, key: str, item: int) -> str:
     raise RuntimeError("no cursor walk reached the deep page")
 
 
+def rate_limits_env(stack: ExitStack) -> dict[str, str]:
+    """The api with its rate limits on, counted in Redis (REDIS_URL, default the local one) under a
+    key prefix of this run's, deleted at the end; a quota no run reaches, so every request does the
+    whole work (the take, the headers) and none is refused (wrk fails a run on any 4xx)."""
+    url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    prefix = f"dps-bench-{secrets.token_hex(4)}"
+
+    def forget() -> None:
+        client = redis.Redis.from_url(url)
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+
+    stack.callback(forget)
+    return {"REDIS_URL": url, "RATE_LIMIT_KEY_PREFIX": prefix,
+            "RATE_LIMIT_ORGANIZATION": "1000000/second", "RATE_LIMIT_ANONYMOUS": "1000000/second"}
+
+
 def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path) -> dict[str, Server]:
     common = {"LOG_LEVEL": "WARNING"}
     floor_env = {"DATABASE_URL": seeded.database_url, "BENCH_ORG_ID": str(seeded.organization_id)}
@@ -95,7 +116,9 @@ def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, 
     apps = (
         ("bare", "bare_app:app", {}, "/"),
         ("psycopg", "psycopg_app:app", floor_env, "/products"),
-        ("api", "dps_api.wsgi:create()", api_env, "/healthz"),
+        ("api", "dps_api.wsgi:create()", {**api_env, "RATE_LIMIT_ORGANIZATION": "off", "RATE_LIMIT_ANONYMOUS": "off"},
+         "/healthz"),
+        ("api limited", "dps_api.wsgi:create()", {**api_env, **rate_limits_env(stack)}, "/healthz"),
     )
     servers = {}
     for name, spec, env, _ in apps:
@@ -112,6 +135,15 @@ def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, 
 def checks(servers: dict[str, Server], key: str, deep_item: int) -> tuple[str, list[str]]:
     """The floor returns the api's items, and the deep page's url (found by walking cursors)."""
     notes = []
+    limited = servers["api limited"]
+    conn = http.client.HTTPConnection("127.0.0.1", limited.port, timeout=30)
+    conn.request("GET", WHOAMI, headers={"x-api-key": key})
+    answer = conn.getresponse()
+    answer.read()
+    conn.close()
+    if answer.status != 200 or not (answer.getheader("RateLimit") or "").startswith('"organization"'):
+        raise RuntimeError(f"the rate-limited api answered {answer.status} without its RateLimit field")
+    notes.append(f"rate-limited api: RateLimit-Policy {answer.getheader('RateLimit-Policy')}, counted in Redis")
     api_items = page(servers["api"].port, FIRST_PAGE, key)["products"]
     if api_items != page(servers["psycopg"].port, "/products", key)["products"]:
         notes.append("WARNING: the psycopg handler's items differ from the api's: the products ratio compares unlike work")
@@ -143,11 +175,14 @@ def targets(runs: dict[str, list[LoadResult]], api_rss: list[float]) -> list[Tar
     rps, p50, p99, cpu = (lambda r: r.rps), (lambda r: r.p50_ms), (lambda r: r.p99_ms), (lambda r: r.cpu_us)
     return [
         Target("whoami req/s / bare req/s", paired("api whoami", "bare", rps), ">=", 0.80),
+        Target("whoami rate-limited (Redis) req/s / bare req/s", paired("api whoami limited", "bare", rps), ">=", 0.75),
         Target("products req/s / psycopg handler req/s", paired("api products", "psycopg handler", rps), ">=", 0.80),
         Target("deep page p50 / first page p50", paired("api products deep", "api products", p50), "<=", 1.2),
         Target("max RSS of one api worker", max(api_rss), "<", 120, " MB"),
         Target("deep page p99 / first page p99", paired("api products deep", "api products", p99), "<=", 1.2, judged=False),
         Target("bare CPU/req / whoami CPU/req", paired("bare", "api whoami", cpu), ">=", 0.80, judged=False),
+        Target("whoami rate-limited req/s / whoami req/s", paired("api whoami limited", "api whoami", rps), ">=", 0.90,
+               judged=False),
         Target("psycopg CPU/req / products CPU/req", paired("psycopg handler", "api products", cpu), ">=", 0.80, judged=False),
         Target("psycopg handler req/s / bare req/s", paired("psycopg handler", "bare", rps), ">=", 0.25, judged=False),
     ]
@@ -191,7 +226,8 @@ def main() -> int:
         auth = {"x-api-key": seeded.admin_key}
         plan = [
             ("bare", "GET /", servers["bare"], "/", None),
-            ("api whoami", f"GET {WHOAMI}", servers["api"], WHOAMI, auth),
+            ("api whoami", f"GET {WHOAMI} (rate limits off)", servers["api"], WHOAMI, auth),
+            ("api whoami limited", f"GET {WHOAMI} (rate limits on, Redis)", servers["api limited"], WHOAMI, auth),
             ("psycopg handler", "GET /products (same 100 rows)", servers["psycopg"], "/products", None),
             ("api products", f"GET {FIRST_PAGE}", servers["api"], FIRST_PAGE, auth),
             ("api products deep", f"GET {FIRST_PAGE}&cursor=<item {deep_item:,}>", servers["api"], deep_url, auth),
@@ -205,7 +241,7 @@ def main() -> int:
     kept = {name: sorted(rs, key=lambda r: r.rps)[len(rs) // 2] for name, rs in runs.items()}
     info = machine()
     setup = {
-        "gunicorn": gunicorn.describe() + " (same for all three)",
+        "gunicorn": gunicorn.describe() + " (same for all four)",
         "wrk": f"-t{options.threads} -c{options.connections} -d{options.duration}s after {options.warmup}s warm-up, "
                f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
         "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",

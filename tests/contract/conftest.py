@@ -27,6 +27,7 @@ from kombu.connection import Connection
 from dps_common.crypto import new_key
 from dps_common.testing.processes import gunicorn, stop, write_tls_files
 from dps_common.testing.provisioning import Admin, Member, Org
+from dps_common.testing.rate_limits import UNTHROTTLED
 from dps_common.testing.services import fresh_database, fresh_vhost
 from dps_common.testing.webhook_receiver import Receiver
 
@@ -73,6 +74,7 @@ def server_env(database_url: str, amqp_url: str) -> dict[str, str]:
         "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,  # the dispatcher checks keys through the api
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
+        **UNTHROTTLED,  # the suite makes many requests per organization; budgets: test_s8_rate_limits
     }
 
 
@@ -177,6 +179,7 @@ def webhooks_env(
         "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": str(ATTEMPT_TIMEOUT_SECONDS),
         "WEBHOOK_POLL_INTERVAL_SECONDS": "0.2",
         "LOG_LEVEL": "WARNING",
+        **UNTHROTTLED,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import falcon
 import pytest
 
+from dps_common.testing.rate_limits import UNTHROTTLED
 from dps_common.testing.service import ServiceUnderTest
 
 from dps_api.app import create_app
@@ -29,7 +30,7 @@ def dps_service() -> ServiceUnderTest[Settings]:
 @pytest.fixture(scope="module")
 def settings(database_url: str) -> Settings:
     return Settings.from_env(
-        {"DATABASE_URL": database_url, "API_KEY_PEPPER": PEPPER, "CURSOR_SECRET": CURSOR_SECRET}
+        {"DATABASE_URL": database_url, "API_KEY_PEPPER": PEPPER, "CURSOR_SECRET": CURSOR_SECRET, **UNTHROTTLED}
     )
 
 

@@ -22,6 +22,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from dps_common.crypto import new_key
 from dps_common.db import Transactions
+from dps_common.testing.rate_limits import UNTHROTTLED
 from dps_common.testing.service import ServiceUnderTest
 from dps_common.testing.transactions import committed
 
@@ -118,6 +119,7 @@ def settings_env(database_url: str, fake_api: FakeApi, stand_in: BillingStandIn,
         "PUSH_LEASE_SECONDS": "6",
         "PUSH_POLL_INTERVAL_SECONDS": "0.1",
         "LOG_LEVEL": "WARNING",
+        **UNTHROTTLED,
     }
 
 

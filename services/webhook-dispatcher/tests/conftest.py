@@ -18,6 +18,7 @@ import pytest
 from dps_common.crypto import new_key
 from dps_common.testing.processes import gunicorn, write_tls_files
 from dps_common.testing.provisioning import Admin, Org
+from dps_common.testing.rate_limits import UNTHROTTLED
 from dps_common.testing.service import ServiceUnderTest
 from dps_common.testing.services import fresh_database
 
@@ -93,6 +94,7 @@ def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str]) 
         "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "WEBHOOK_RECEIVER_CA_FILE": tls_files["ca"],
+        **UNTHROTTLED,
     }
 
 

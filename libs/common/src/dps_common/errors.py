@@ -93,6 +93,13 @@ class UnsupportedMediaType(ServiceError):
     title = "Unsupported media type"
 
 
+class RateLimited(ServiceError):
+    """The caller spent its request budget (``dps_common.ratelimit``); Retry-After says when to retry."""
+
+    code = "rate_limited"
+    title = "Too many requests"
+
+
 class UpstreamFailed(ServiceError):
     """A platform we call (billing, another service) failed or refused."""
 
@@ -117,6 +124,7 @@ HTTP_STATUS: dict[type[ServiceError], int] = {
     UnprocessableContent: 422,
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,
+    RateLimited: 429,
     UpstreamFailed: 502,
     ServiceUnavailable: 503,
 }

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
+from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 
@@ -24,6 +25,7 @@ class Settings:
     openapi_part_urls: tuple[str, ...] = ()
     amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
+    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -39,6 +41,7 @@ class Settings:
             openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
             amqp_url=env.optional("AMQP_URL"),
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
+            rate_limits=RateLimitSettings.from_env(env),
         )
         env.check()
         return settings

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.crypto import decode_key
 from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
+from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 STRIPE_API_URL = "https://api.stripe.com"
@@ -49,6 +50,7 @@ class Settings:
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     db_pool_size: int = 5
     log_level: str = "INFO"
+    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -82,6 +84,7 @@ class Settings:
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             log_level=env.str("LOG_LEVEL", "INFO"),
+            rate_limits=RateLimitSettings.from_env(env),
         )
         secret_key = settings.billing_secret_key
         if secret_key and not secret_key.startswith(("sk_", "rk_")):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.crypto import decode_key
 from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
+from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 # Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
@@ -47,6 +48,7 @@ class Settings:
     # the worker's /healthz and /metrics; 0: not served (several workers share a host in tests and make run)
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
+    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
 
     @property
     def max_attempts(self) -> int:
@@ -88,6 +90,7 @@ class Settings:
             receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),
             metrics_port=env.int("WEBHOOK_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
+            rate_limits=RateLimitSettings.from_env(env),
         )
         if settings.lease_seconds <= settings.attempt_timeout_seconds:
             env.problems.append("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_ATTEMPT_TIMEOUT_SECONDS")

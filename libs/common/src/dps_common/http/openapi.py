@@ -19,7 +19,32 @@ _STANDARD_ERRORS = {
     409: "The object's current state does not allow the operation.",
     413: "Request body larger than 10 MB.",
     415: "A request body was sent without Content-Type: application/json.",
+    429: "The request budget is spent (the organization's, or without a valid key the client address's): "
+         "nothing was done. Retry after the seconds in `Retry-After`.",
 }
+# The budget every answer reports (dps_common.http.rate_limit; draft-ietf-httpapi-ratelimit-headers).
+_RATE_LIMIT_HEADERS = {
+    "RateLimit-Policy": {
+        "description": "The quota policy this request spent, as a structured-field list: its name, `q` the "
+                       "requests allowed per window of `w` seconds. `\"organization\"` with a valid API key "
+                       "(one budget for the organization across the API), `\"anonymous\"` otherwise (per "
+                       "client address).",
+        "schema": {"type": "string"},
+        "example": '"organization";q=100;w=1',
+    },
+    "RateLimit": {
+        "description": "The budget left: `r` requests remain under the named policy, within the next `t` seconds "
+                       "(on a 429, `t` equals `Retry-After`).",
+        "schema": {"type": "string"},
+        "example": '"organization";r=57;t=1',
+    },
+}
+_RETRY_AFTER = {
+    "description": "Seconds to wait before retrying.",
+    "schema": {"type": "integer", "minimum": 1},
+    "example": 1,
+}
+_HEADER_REF = "#/components/headers/{name}"
 _PROBLEM = {
     "type": "object",
     "description": "RFC 9457 problem details.",
@@ -44,7 +69,7 @@ _PROBLEM = {
 
 
 def _error_codes(method: str, op: Operation, path: str) -> list[int]:
-    codes = {400, 401} | set(op.errors)
+    codes = {400, 401, 429} | set(op.errors)
     if op.scope is not None:
         codes.add(403)
     if "{" in path:
@@ -99,13 +124,14 @@ def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
             "required": op.body_required,
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}},
         }
-    ok: dict[str, Any] = {"description": "Success."}
+    ok: dict[str, Any] = {"description": "Success.", "headers": _rate_limit_headers(op.status)}
     if op.response is not None:
         ok["content"] = {"application/json": {"schema": {"$ref": _REF.format(model=op.response.__name__)}}}
     doc["responses"][str(op.status)] = ok
     for code in _error_codes(method, op, path):
         doc["responses"][str(code)] = {
             "description": _STANDARD_ERRORS.get(code, "Error."),
+            "headers": _rate_limit_headers(code),
             "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
         }
     return doc
@@ -142,11 +168,16 @@ def _document_idempotency(doc: dict[str, Any]) -> None:
     problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
     conflict = doc["responses"].get("409")
     if conflict is None:
-        doc["responses"]["409"] = {"description": _KEY_IN_USE, "content": problem}
+        doc["responses"]["409"] = {"description": _KEY_IN_USE, "headers": _rate_limit_headers(409), "content": problem}
     else:
         conflict["description"] += " Or: " + _KEY_IN_USE[0].lower() + _KEY_IN_USE[1:]
-    doc["responses"]["422"] = {"description": _KEY_REUSED, "content": problem}
+    doc["responses"]["422"] = {"description": _KEY_REUSED, "headers": _rate_limit_headers(422), "content": problem}
     doc["responses"] = dict(sorted(doc["responses"].items()))
+
+
+def _rate_limit_headers(status: int) -> dict[str, Any]:
+    names = [*_RATE_LIMIT_HEADERS, "Retry-After"] if status == 429 else list(_RATE_LIMIT_HEADERS)
+    return {name: {"$ref": _HEADER_REF.format(name=name)} for name in names}
 
 
 def build_document(title: str, version: str, server_url: str, routes: list[tuple[str, object]]) -> dict[str, Any]:
@@ -172,6 +203,7 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
         "components": {
             "schemas": schemas,
             "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
+            "headers": {**_RATE_LIMIT_HEADERS, "Retry-After": _RETRY_AFTER},
         },
     }
 

@@ -1,0 +1,163 @@
+"""Request budgets at the edge: per organization once authenticated, per client address otherwise.
+
+Only the external API (``/external/v1``) is limited. Health, readiness and metrics, and the internal
+service-to-service routes, are not: the ingress never routes them, so only the cluster's probes,
+Prometheus and the other services reach them, and a limit there would let an outside flood (or a
+Redis outage) fail the probes. The OpenAPI document is public and so spends the per-address budget.
+
+Authenticated requests spend their organization's budget before the responder runs, so a refused
+request does nothing. Requests that end before the responder (a missing or invalid key, an unknown
+path, an early 413) spend the budget of the client's address, or of the organization when the key
+was good but lacked a scope, after the fact: they did nothing, and over budget they become 429, so
+probing keys beyond the address's budget tells nothing. Every limited answer carries the budget in
+the RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11); a 429 also
+carries Retry-After.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+import falcon
+
+from dps_common.errors import RateLimited
+from dps_common.http import problems
+from dps_common.ratelimit.budget import Budget, Decision, Policy
+from dps_common.ratelimit.counters import open_counter
+from dps_common.ratelimit.settings import Network, RateLimitSettings
+
+LIMITED_PREFIX = "/external/v1/"  # with the slash: /external/v1x is not under it
+ORGANIZATION_POLICY = "organization"
+ANONYMOUS_POLICY = "anonymous"
+log = logging.getLogger("dps.ratelimit")
+
+
+def install_rate_limits(app: falcon.App[Any, Any], settings: RateLimitSettings, service: str) -> None:
+    """Adds the middleware after the others (auth has then resolved the key; its answer is final
+    before the access log reads it). Nothing connects here: the store is reached on first use."""
+    organization, anonymous = settings.organization_limit(), settings.anonymous_limit()
+    if organization is None and anonymous is None:
+        log.warning("rate limits are off", extra={"service": service})
+        return
+    if not settings.shared:
+        log.warning(
+            "no REDIS_URL: rate limits are counted per process (memory://), not across processes and replicas",
+            extra={"service": service},
+        )
+    budget = Budget(open_counter(settings.storage_url, settings.key_prefix, settings.store_timeout_seconds), service)
+    app.add_middleware(RateLimits(
+        budget,
+        Policy(ORGANIZATION_POLICY, organization) if organization else None,
+        Policy(ANONYMOUS_POLICY, anonymous) if anonymous else None,
+        settings.trusted_proxies,
+    ))
+
+
+class RateLimits:
+    def __init__(self, budget: Budget, organization: Policy | None, anonymous: Policy | None,
+                 trusted_proxies: tuple[Network, ...] = ()):
+        self._budget = budget
+        self._organization = organization
+        self._anonymous = anonymous
+        self._trusted = trusted_proxies
+
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
+    ) -> None:
+        if not _limited(req):
+            return
+        decision = self._spend(req)
+        req.context.rate_limit = decision
+        if decision is not None and not decision.allowed:
+            raise _refusal(decision)
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        if not _limited(req):
+            return
+        if "rate_limit" in req.context:
+            decision = req.context.rate_limit
+        else:  # ended before the responder (and before process_resource here): counted now
+            decision = self._spend(req)
+            # a server-side failure (the api's key check unreachable: 503) stays what it is
+            if decision is not None and not decision.allowed and resp.status_code < 500:
+                problems.handle_service_error(req, resp, _refusal(decision), {})
+        if decision is not None:
+            _write_headers(resp, decision)
+
+    def _spend(self, req: falcon.Request) -> Decision | None:
+        principal = req.context.get("principal")
+        if principal is not None:
+            if self._organization is None:
+                return None
+            return self._budget.spend(self._organization, str(principal.organization_id))
+        if self._anonymous is None:
+            return None
+        return self._budget.spend(self._anonymous, client_address(req, self._trusted))
+
+
+def _limited(req: falcon.Request) -> bool:
+    return (req.path + "/").startswith(LIMITED_PREFIX)
+
+
+def _refusal(decision: Decision) -> RateLimited:
+    policy = decision.policy
+    if policy.name == ORGANIZATION_POLICY:
+        detail = f"This organization has used its {policy.quota} requests per {_window(policy)} across the API."
+    else:
+        detail = f"Too many requests without a valid API key from this address: at most {policy.quota} per {_window(policy)}."
+    seconds = "second" if decision.reset_seconds == 1 else "seconds"
+    return RateLimited(f"{detail} Retry after {decision.reset_seconds} {seconds}.")
+
+
+def _window(policy: Policy) -> str:
+    return "second" if policy.window_seconds == 1 else f"{policy.window_seconds} seconds"
+
+
+def _write_headers(resp: falcon.Response, decision: Decision) -> None:
+    # structured-field lists (RFC 9651): the policy's name is a String, the parameters Integers
+    name = decision.policy.name
+    resp.set_header("RateLimit-Policy", f'"{name}";q={decision.policy.quota};w={decision.policy.window_seconds}')
+    resp.set_header("RateLimit", f'"{name}";r={decision.remaining};t={decision.reset_seconds}')
+    if not decision.allowed:
+        resp.set_header("Retry-After", str(decision.reset_seconds))
+
+
+def client_address(req: falcon.Request, trusted: tuple[Network, ...]) -> str:
+    """The address a request came from: the peer, or, when the peer is a trusted proxy, the nearest
+    address in X-Forwarded-For that is not one (the entries left of it are the client's to forge).
+    IPv6 clients are counted per /64, the block one subscriber is usually given."""
+    address = _parse(req.remote_addr)
+    if address is not None and trusted and _is_trusted(address, trusted):
+        forwarded = req.get_header("X-Forwarded-For") or ""
+        for hop in reversed([part.strip() for part in forwarded.split(",") if part.strip()]):
+            parsed = _parse(hop)
+            if parsed is None:
+                break
+            address = parsed
+            if not _is_trusted(parsed, trusted):
+                break
+    if address is None:
+        return req.remote_addr or "unknown"
+    if address.version == 6:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    if not text:
+        return None
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _is_trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address, trusted: tuple[Network, ...]) -> bool:
+    return any(address in network for network in trusted)

@@ -139,6 +139,15 @@ def test_one_ingress_to_existing_services(docs):
             assert backend["port"]["name"] in {p["name"] for p in services[backend["name"]]["spec"]["ports"]}
 
 
+def test_rate_limits_trust_only_the_ingress_for_client_addresses(docs):
+    """A range wider than the ingress controller's pods would let a client name its own address in
+    X-Forwarded-For and escape its per-address budget."""
+    config = of_kind(docs, "ConfigMap")["dps-config"]["data"]
+    networks = [ipaddress.ip_network(part) for part in config["RATE_LIMIT_TRUSTED_PROXIES"].split(",")]
+    assert networks and all(network.prefixlen >= 16 for network in networks), networks
+    assert config["RATE_LIMIT_ORGANIZATION"] and config["RATE_LIMIT_ANONYMOUS"]
+
+
 def test_no_secret_values_in_git():
     tracked = subprocess.run(["git", "ls-files", "deploy"], capture_output=True, text=True, cwd=K8S).stdout
     assert not [line for line in tracked.splitlines() if line.endswith(".env")]

@@ -31,17 +31,18 @@ class AdminSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None, *, needs_pepper: bool = True) -> "AdminSettings":
         """Raises ``SettingsError`` naming every missing or malformed variable."""
         values = dict(os.environ if environ is None else environ)
-        if not values.get("DATABASE_URL"):
-            found = make_run_file(values)
-            if found is None:
-                raise SettingsError(f"DATABASE_URL is not set: {HOW}")
+        found = None if values.get("DATABASE_URL") else make_run_file(values)
+        if found is not None:
             print(f"DATABASE_URL is not set: using make run's database and pepper from {found}", file=sys.stderr)
             values = {**_read(found), **{k: v for k, v in values.items() if v}}
         env = Env(values)
         database_url = env.postgres_url("DATABASE_URL")
         # the pepper must be the api's own: keys hashed with another pepper never authenticate
         pepper = env.secret("API_KEY_PEPPER") if needs_pepper else b""
-        env.check()
+        try:
+            env.check()
+        except SettingsError as error:
+            raise SettingsError(f"{error}. {HOW[0].upper()}{HOW[1:]}") if not values.get("DATABASE_URL") else error
         return cls(database_url, pepper)
 
 

@@ -4,6 +4,7 @@ however it is asked, leaving no process behind (no PostgreSQL, gunicorn, worker,
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -32,6 +33,10 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
     run: MakeRun = make_run(WEBHOOK_ALLOW_INSECURE_LOOPBACK="true")
     banner = run.wait_ready()
     assert "admin API key        dps_" in banner
+    api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
+    with urllib.request.urlopen(api + "/openapi.json", timeout=30) as answer:  # one document, three services
+        paths = json.load(answer)["paths"]
+    assert {"/pricing-quotes", "/webhook-configs", "/billing-connection/authorize"} <= set(paths)
     script = tmp_path / "quickstart.sh"
     # the README: paste the banner's export lines, then the block, in a shell in the repository's folder
     script.write_text("set -e\n" + run.exports() + "\n" + quickstart_block(free_port()))

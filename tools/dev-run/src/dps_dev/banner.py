@@ -28,7 +28,8 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases) -> str:
     lines = [
         RULE,
         " Deal Pricing Service is up (development: plain HTTP on this machine; a deployment has one HTTPS ingress)",
-        f"   api                  {config.base('PORT')}   (OpenAPI: {config.base('PORT')}/openapi.json)",
+        f"   api                  {config.base('PORT')}",
+        f"   API reference        {config.base('PORT')}/docs   (the whole API, all three services: {config.base('PORT')}/openapi.json)",
         f"   webhook dispatcher   {config.base('WEBHOOKS_PORT')}",
         f"   billing connector    {config.base('BILLING_PORT')}",
         f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"

@@ -60,7 +60,16 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
 
     common = {"HOST": config.host, "AMQP_URL": config.amqp_url}
     api_url = config.origin("PORT")  # the api's internal endpoints: key introspection, quote snapshots
-    api_env = {**env, **secrets(API_SECRETS), **common, "DATABASE_URL": dbs.api, "PORT": str(config.ports["PORT"])}
+    # the one API document: the api merges the dispatcher's and the connector's own into its /external/v1/openapi.json
+    parts = ",".join(config.origin(port) + "/internal/v1/openapi.json" for port in ("WEBHOOKS_PORT", "BILLING_PORT"))
+    api_env = {
+        **env,
+        **secrets(API_SECRETS),
+        **common,
+        "DATABASE_URL": dbs.api,
+        "PORT": str(config.ports["PORT"]),
+        "OPENAPI_PART_URLS": env.get("OPENAPI_PART_URLS") or parts,
+    }
     webhooks_env = {
         **env,
         **secrets(WEBHOOKS_SECRETS),

@@ -128,3 +128,38 @@ def test_postgres_answers_no_tcp_port(make_run):
     assert not [c for c in postmaster.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
     run.signal_group(signal.SIGINT)
     run.wait_gone()
+
+
+def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run):
+    """The same command on the machine's PostgreSQL (a fresh database per service), RabbitMQ (a fresh
+    virtual host) and Redis: the seed's events reach the broker through the api's relay."""
+    import psycopg
+
+    from dps_common.testing.services import fresh_database, fresh_vhost
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    with fresh_database("dps_make_run_api") as api_url, fresh_database("dps_make_run_wh") as webhooks_url, \
+            fresh_database("dps_make_run_bc") as billing_url, fresh_vhost("dps_make_run") as amqp_url:
+        run: MakeRun = make_run(DATABASE_URL=api_url, WEBHOOKS_DATABASE_URL=webhooks_url, BILLING_DATABASE_URL=billing_url,
+                                AMQP_URL=amqp_url, REDIS_URL=redis_url)
+        try:
+            banner = run.wait_ready()
+            assert "PostgreSQL           DATABASE_URL's server" in banner
+            assert "events               amqp://" in banner and "filesystem://" not in banner
+            assert "rate limits          shared through redis://" in banner
+            deadline = time.monotonic() + 60
+            while True:
+                with psycopg.connect(api_url) as db:
+                    total, unpublished = db.execute(
+                        "SELECT count(*), count(*) FILTER (WHERE published_at IS NULL) FROM outbox_events"
+                    ).fetchone()
+                if total and not unpublished:
+                    break  # every event of the seed confirmed by the vhost's broker
+                assert time.monotonic() < deadline, f"{unpublished} of {total} events unpublished\n{run.tail()}"
+                time.sleep(0.5)
+            for url in (webhooks_url, billing_url):
+                with psycopg.connect(url) as db:
+                    assert db.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+        finally:
+            run.signal_group(signal.SIGINT)
+            run.wait_gone()

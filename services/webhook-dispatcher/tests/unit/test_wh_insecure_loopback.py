@@ -65,7 +65,7 @@ def test_the_host_header_leaves_out_each_schemes_default_port():
 
 
 def _finished(result: AttemptResult, outcome: Outcome) -> Finished:
-    claimed = Claimed(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), 2, False, "http://127.0.0.1:9/h", b"", "{}", uuid.uuid4())
+    claimed = Claimed(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), 2, False, "http://127.0.0.1:9/h?token=t0ps3cret", b"", "{}", uuid.uuid4())
     return Finished(claimed, result, outcome)
 
 
@@ -79,7 +79,7 @@ def test_the_worker_logs_why_an_attempt_failed_and_when_it_comes_again(caplog):
     assert (refused.levelname, refused.message, refused.error, refused.retryInSeconds) == (
         "WARNING", "delivery attempt failed", "Connection refused.", 90.0
     )
-    assert refused.url == "http://127.0.0.1:9/h" and refused.attempt == 2
+    assert refused.receiver == "http://127.0.0.1:9" and refused.attempt == 2  # never the path or query
     assert (answered.responseStatus, answered.error) == (503, "The receiver answered 503; only 2xx counts as delivered.")
     assert (delivered.levelname, delivered.message, delivered.responseStatus) == ("INFO", "delivery attempted", 204)
     assert not hasattr(delivered, "error")

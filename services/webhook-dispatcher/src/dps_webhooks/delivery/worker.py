@@ -25,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import psycopg
 
@@ -291,7 +292,7 @@ def _log_attempt(finished: Finished) -> None:
     result, outcome = finished.result, finished.outcome
     fields: dict[str, object] = {
         **_ids(finished.claimed),
-        "url": finished.claimed.url,
+        "receiver": _origin(finished.claimed.url),
         "status": outcome.status.value,
         "responseStatus": result.status,
         "durationMs": result.duration_ms,
@@ -303,6 +304,17 @@ def _log_attempt(finished: Finished) -> None:
     if outcome.retry_in_seconds is not None:
         fields["retryInSeconds"] = round(outcome.retry_in_seconds, 1)
     log.warning("delivery attempt failed", extra=fields)
+
+
+def _origin(url: str) -> str:
+    """Scheme, host and port only: a receiver's path or query may carry a token of its own."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+    except ValueError:
+        return "(not a valid URL)"
 
 
 def _ids(claimed: Claimed) -> dict[str, object]:

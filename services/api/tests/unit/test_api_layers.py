@@ -40,7 +40,6 @@ ENTRY_POINTS = (
     "dps_api.context",
     "dps_api.cli",
     "dps_api.seed",
-    "dps_api.dev",
 )
 # Configuration is a plain value the entry points read; it sits beside the layers, below them all.
 SETTINGS = "dps_api.settings"
@@ -71,7 +70,6 @@ def test_the_package_is_seen_whole():
         "dps_api.resources.products",
         "dps_api.cli",
         "dps_api.seed",
-        "dps_api.dev.server",
     } <= set(package_modules())
     assert not any(in_part(m, "dps_api.migrations") for m in package_modules())
     assert {"dps_api.db.models.catalog", "dps_api.schemas.catalog", "dps_api.domain.money"} <= reached(

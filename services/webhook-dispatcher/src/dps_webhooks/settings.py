@@ -2,6 +2,12 @@
 
 The delivery schedule, attempt timeout, lease and retention are settings so tests can compress time;
 their defaults are the spec's (section 8).
+
+``WEBHOOK_ALLOW_INSECURE_LOOPBACK=true`` lets receivers be plain ``http://`` on a loopback address (a
+receiver on the developer's own machine, without a certificate). It is a development setting: it is
+refused unless ``DPS_ENVIRONMENT=development`` says so too (``make run`` sets both), and
+``DPS_ENVIRONMENT`` is ``production`` unless set, so a deployment that copies the one variable fails at
+start instead of delivering to its own loopback services.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
 from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
+ENVIRONMENTS = ("production", "development")
 # Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
 DEFAULT_RETRY_GAPS = (30.0, 90.0, 300.0, 600.0, 1200.0, 1800.0, 3120.0)
 
@@ -49,6 +56,8 @@ class Settings:
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
     rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
+    # development only (see the module's docstring): plain http:// to loopback receivers
+    allow_insecure_loopback: bool = False
 
     @property
     def max_attempts(self) -> int:
@@ -91,11 +100,27 @@ class Settings:
             metrics_port=env.int("WEBHOOK_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
             rate_limits=RateLimitSettings.from_env(env),
+            allow_insecure_loopback=_bool(env, "WEBHOOK_ALLOW_INSECURE_LOOPBACK"),
         )
+        environment = env.optional("DPS_ENVIRONMENT").strip().lower() or "production"
+        if environment not in ENVIRONMENTS:
+            env.problems.append(f"DPS_ENVIRONMENT must be production or development, got {environment!r}")
+        elif settings.allow_insecure_loopback and environment != "development":
+            env.problems.append(
+                "WEBHOOK_ALLOW_INSECURE_LOOPBACK is a development setting (plain http:// to loopback receivers): "
+                "it is refused unless DPS_ENVIRONMENT=development; never set it in production"
+            )
         if settings.lease_seconds <= settings.attempt_timeout_seconds:
             env.problems.append("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_ATTEMPT_TIMEOUT_SECONDS")
         env.check()
         return settings
+
+
+def _bool(env: Env, name: str) -> bool:
+    raw = env.optional(name).strip().lower()
+    if raw not in ("", "true", "false", "1", "0"):
+        env.problems.append(f"{name} must be true or false, got {raw!r}")
+    return raw in ("true", "1")
 
 
 def _gaps(env: Env, name: str) -> tuple[float, ...]:

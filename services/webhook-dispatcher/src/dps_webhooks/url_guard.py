@@ -7,6 +7,12 @@ connection cannot redirect the request. IP literals in any spelling the resolver
 ``2130706433``, hex ``0x7f000001``, short ``127.1``, octal) are parsed to the address they mean and
 classified like any other.
 
+Development only: with ``insecure_loopback`` (the dispatcher's ``WEBHOOK_ALLOW_INSECURE_LOOPBACK``,
+which its settings refuse outside ``DPS_ENVIRONMENT=development``) an ``http://`` URL is allowed when
+EVERY address its host resolves to is a loopback address, so ``make run`` can deliver to a receiver on
+the same machine without a certificate. Nothing else is relaxed: https URLs are judged as always, and
+plain HTTP to any other address is refused.
+
 A lookup is bounded in time (``resolve_within``): it runs on a small pool of resolver threads and the
 caller stops waiting when the time is up (``getaddrinfo`` itself cannot be interrupted; its thread
 finishes on its own), so a stalled DNS server cannot hold a delivery attempt past its deadline.
@@ -29,6 +35,7 @@ from urllib.parse import urlsplit
 from dps_webhooks.domain.addresses import IPAddress, IPNetwork, is_allowed, refusal
 
 DEFAULT_PORT = 443
+DEFAULT_PORTS = {"https": 443, "http": 80}
 RESOLVE_WITHIN_SECONDS = 5.0  # at registration; an attempt passes what is left of its own deadline
 RESOLVER_THREADS = 8  # lookups at once; more wait their turn (and time out if the DNS has stalled)
 
@@ -49,41 +56,57 @@ class Target:
     port: int
     path_and_query: str
     address: str  # the vetted IP to connect to
+    scheme: str = "https"  # "http" only for a loopback receiver allowed by ``insecure_loopback``
 
     @property
     def authority(self) -> str:
         """The Host header value."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return host if self.port == DEFAULT_PORT else f"{host}:{self.port}"
+        return host if self.port == DEFAULT_PORTS[self.scheme] else f"{host}:{self.port}"
 
 
 def vet_url(
-    url: str, allowed_networks: Iterable[IPNetwork] = (), *, resolve_within: float = RESOLVE_WITHIN_SECONDS
+    url: str,
+    allowed_networks: Iterable[IPNetwork] = (),
+    *,
+    resolve_within: float = RESOLVE_WITHIN_SECONDS,
+    insecure_loopback: bool = False,
 ) -> Target:
     """The URL's target with the address to connect to; ``UrlRefused`` when it is not allowed,
-    ``ResolutionTimedOut`` (a ``UrlRefused``) when its host did not resolve within ``resolve_within``."""
-    host, port, path_and_query = _parse(url)
+    ``ResolutionTimedOut`` (a ``UrlRefused``) when its host did not resolve within ``resolve_within``.
+    ``insecure_loopback``: ``http://`` is allowed too, to loopback addresses only (development)."""
+    scheme, host, port, path_and_query = _parse(url, insecure_loopback)
     addresses = _resolve(host, port, resolve_within)
     networks = tuple(allowed_networks)
     for address in addresses:
-        if not is_allowed(address, networks):
+        if scheme == "http":
+            if not _is_loopback(address):
+                raise UrlRefused(f"must use https (plain http is allowed to loopback addresses only, not {address})")
+        elif not is_allowed(address, networks):
             raise UrlRefused(f"host resolves to {refusal(address)} ({address})")
     chosen = addresses[0]
     if isinstance(chosen, ipaddress.IPv6Address) and chosen.ipv4_mapped is not None:
         chosen = chosen.ipv4_mapped  # the same host, reached over IPv4
-    return Target(host, port, path_and_query, str(chosen))
+    return Target(host, port, path_and_query, str(chosen), scheme)
+
+
+def _is_loopback(address: IPAddress) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
 
 
 @lru_cache(maxsize=4096)  # pure; every attempt to an endpoint parses the same URL (refusals raise: not cached)
-def _parse(url: str) -> tuple[str, int, str]:
+def _parse(url: str, insecure_loopback: bool = False) -> tuple[str, str, int, str]:
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
         raise UrlRefused("must not contain whitespace or control characters")
     try:
         parts = urlsplit(url)
-        port = DEFAULT_PORT if parts.port is None else parts.port
+        scheme = parts.scheme.lower()
+        port = DEFAULT_PORTS.get(scheme, DEFAULT_PORT) if parts.port is None else parts.port
     except ValueError as exc:
         raise UrlRefused(f"is not a valid URL: {exc}") from None
-    if parts.scheme.lower() != "https":
+    if scheme != "https" and not (scheme == "http" and insecure_loopback):
         raise UrlRefused("must use https")
     if "@" in parts.netloc:
         raise UrlRefused("must not contain credentials")
@@ -95,7 +118,7 @@ def _parse(url: str) -> tuple[str, int, str]:
     if "%" in host:
         raise UrlRefused("must not contain an IPv6 zone")
     path_and_query = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return host, port, path_and_query
+    return scheme, host, port, path_and_query
 
 
 def _resolve(host: str, port: int, within: float) -> list[IPAddress]:

@@ -25,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import psycopg
 
@@ -33,6 +34,7 @@ from dps_common.process_server import Heartbeat
 
 from dps_webhooks import metrics
 from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL, Claimed, claim_due
+from dps_webhooks.delivery.loopback import LoopbackSender
 from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.delivery.sender import Sender
 from dps_webhooks.delivery.signing import delivery_headers
@@ -56,7 +58,9 @@ class DeliveryWorker:
         self.stopping = threading.Event()
         self._tx = tx
         self._database_url = database_url  # plain postgresql:// for the LISTEN connection
-        self._sender = Sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
+        # plain http:// to loopback receivers only when the (development) setting asks for it
+        sender = LoopbackSender if settings.allow_insecure_loopback else Sender
+        self._sender = sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
         # Opened once per endpoint and secret (a rotation changes the sealed bytes), not per attempt.
         self._open_secret = lru_cache(maxsize=1024)(SecretSealer(settings.secret_key).open)
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
@@ -222,14 +226,7 @@ class DeliveryWorker:
                 log.warning("lease lost", extra=_ids(finished.claimed))
                 continue
             metrics.ATTEMPTS_RECORDED[finished.outcome.status].inc()
-            log.info(
-                "delivery attempted",
-                extra={
-                    **_ids(finished.claimed),
-                    "status": finished.outcome.status.value,
-                    "responseStatus": finished.result.status,
-                },
-            )
+            _log_attempt(finished)
         return claimed
 
     def _deliver(self, claimed: Claimed) -> None:
@@ -287,6 +284,37 @@ class DeliveryWorker:
 @dataclass(frozen=True)
 class _Done:
     finished: Finished | None  # None: the attempt failed unexpectedly and is not recorded
+
+
+def _log_attempt(finished: Finished) -> None:
+    """One line per recorded attempt; a failed one says why (the receiver's status, a timeout, a TLS
+    error, a refused address, ...) and when the next attempt comes, as the delivery history does."""
+    result, outcome = finished.result, finished.outcome
+    fields: dict[str, object] = {
+        **_ids(finished.claimed),
+        "receiver": _origin(finished.claimed.url),
+        "status": outcome.status.value,
+        "responseStatus": result.status,
+        "durationMs": result.duration_ms,
+    }
+    if result.succeeded:
+        log.info("delivery attempted", extra=fields)
+        return
+    fields["error"] = result.error_message
+    if outcome.retry_in_seconds is not None:
+        fields["retryInSeconds"] = round(outcome.retry_in_seconds, 1)
+    log.warning("delivery attempt failed", extra=fields)
+
+
+def _origin(url: str) -> str:
+    """Scheme, host and port only: a receiver's path or query may carry a token of its own."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+    except ValueError:
+        return "(not a valid URL)"
 
 
 def _ids(claimed: Claimed) -> dict[str, object]:

@@ -75,11 +75,12 @@ class EndpointService:
         self._tx = tx
         self._sealer = sealer
         self._allowed_networks = settings.allowed_networks
+        self._insecure_loopback = settings.allow_insecure_loopback
         self._now = now
 
     def _vet(self, url: str) -> None:
         try:
-            vet_url(url, self._allowed_networks)
+            vet_url(url, self._allowed_networks, insecure_loopback=self._insecure_loopback)
         except UrlRefused as exc:
             raise invalid_field("url", str(exc)) from None
 

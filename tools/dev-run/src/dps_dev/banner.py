@@ -1,0 +1,74 @@
+"""What ``make run`` prints once everything answers: where each service is, the admin key, and the
+lines to paste into another terminal (the README's "Try it" commands use exactly these variables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dps_api.seed import DemoSeed
+from dps_dev.config import RunConfig
+from dps_dev.databases import Databases
+
+RULE = "=" * 96
+
+
+def exports(config: RunConfig, admin_key: str) -> str:
+    """The shell lines that set DPS_KEY and each service's base URL."""
+    return (
+        f"export DPS_KEY='{admin_key}'\n"
+        f"export API={config.base('PORT')} HOOKS={config.base('WEBHOOKS_PORT')} "
+        f"BILLING={config.base('BILLING_PORT')}"
+    )
+
+
+def banner(config: RunConfig, demo: DemoSeed, dbs: Databases) -> str:
+    key = demo.admin_key or ""
+    run_dir = _shown(config.run_dir)
+    loopback = config.environ.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK", "").strip().lower() in ("true", "1")
+    lines = [
+        RULE,
+        " Deal Pricing Service is up (development: plain HTTP on this machine; a deployment has one HTTPS ingress)",
+        f"   api                  {config.base('PORT')}",
+        f"   API reference        {config.base('PORT')}/docs   (the whole API, all three services: {config.base('PORT')}/openapi.json)",
+        f"   webhook dispatcher   {config.base('WEBHOOKS_PORT')}",
+        f"   billing connector    {config.base('BILLING_PORT')}",
+        f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"
+        " installs, quotes, webhooks)",
+        f"   organization         {demo.organization_name} ({demo.organization_id})",
+        f"   admin API key        {key}",
+        "                        (shown once; a new key on every start, earlier ones keep working)",
+        f"   PostgreSQL           {dbs.description} (databases per service)",
+        f"   events               {_redacted(config.amqp_url)}",
+        "   rate limits          "
+        + (f"shared through {_redacted(config.redis_url)}" if config.redis_url else "per process (set REDIS_URL to share them)"),
+        "   webhooks             "
+        + (
+            "https, or plain http:// to a receiver on this machine (WEBHOOK_ALLOW_INSECURE_LOOPBACK=true)"
+            if loopback
+            else "https only; for a receiver on this machine: WEBHOOK_ALLOW_INSECURE_LOOPBACK=true make run"
+        ),
+        " In another terminal, in this folder (README.md, \"Try it\", goes on from here):",
+        *("   " + line for line in exports(config, key).splitlines()),
+        '   curl -s -H "x-api-key: $DPS_KEY" $API/whoami',
+        '   curl -s -H "x-api-key: $DPS_KEY" "$API/pricing-quotes?limit=5"',
+        f"   .venv/bin/dealpricing-admin keys list --org {demo.organization_id}   (finds this run in {run_dir})",
+        f" Ctrl-C stops everything{', PostgreSQL last' if dbs.embedded else ''}.",
+        RULE,
+    ]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"

@@ -1,0 +1,64 @@
+"""``make run``: secrets, databases, migrations, the demo seed, then every process until a stop.
+
+Order of the way out, however it is asked for (``signals``): the services (SIGTERM, newest first,
+SIGKILL after a bound), then the embedded PostgreSQL. Nothing is left running."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+from dps_api.seed import seed_and_issue_admin_key
+from dps_api.settings import Settings as ApiSettings
+from dps_dev.banner import banner
+from dps_dev.config import RunConfig
+from dps_dev.databases import databases
+from dps_dev.secrets_file import load_secrets, write_env_file
+from dps_dev.signals import StopSignals
+from dps_dev.supervisor import Supervisor
+from dps_dev.system import System, plan
+
+ADMIN_ENV = "admin.env"  # what dealpricing-admin reads when DATABASE_URL is not set (dps_api.cli.settings)
+
+
+def run(config: RunConfig, signals: StopSignals) -> int:
+    config.run_dir.mkdir(parents=True, exist_ok=True)
+    generated = load_secrets(config.run_dir / "secrets.env")
+    with databases(config) as dbs:
+        print(f"PostgreSQL: {dbs.description}. Migrating...", flush=True)
+        system = plan(config, dbs, generated)
+        for migration in system.migrations():
+            subprocess.run(migration.command, env=migration.env, check=True)
+        print("Seeding the demo organization (idempotent)...", flush=True)
+        demo = seed_and_issue_admin_key(ApiSettings.from_env(system.api_env))
+        print(f"Demo objects: {demo.created} created, {demo.kept} already there.", flush=True)
+        admin_env = config.run_dir / ADMIN_ENV
+        write_env_file(
+            admin_env,
+            {"DATABASE_URL": dbs.api, "API_KEY_PEPPER": system.api_env["API_KEY_PEPPER"]},
+            "# make run's api database and pepper, for dealpricing-admin; removed when make run stops\n",
+        )
+        try:
+            return _serve(system, signals, lambda: print(banner(config, demo, dbs), flush=True))
+        finally:
+            admin_env.unlink(missing_ok=True)
+
+
+def _serve(system: System, signals: StopSignals, on_ready: Callable[[], None]) -> int:
+    supervisor = Supervisor()
+    try:
+        for process in system.processes:
+            supervisor.start(process.name, process.command, process.env, process.ready_url)
+        supervisor.wait_ready()
+        on_ready()
+        exited = supervisor.wait_any()
+        signals.begin_stop()
+        print(f"{exited.name} exited with {exited.process.returncode}; stopping the rest.", file=sys.stderr, flush=True)
+        return exited.process.returncode or 1
+    finally:
+        signals.begin_stop()
+        print("Stopping the services...", flush=True)
+        supervisor.stop_all()
+
+

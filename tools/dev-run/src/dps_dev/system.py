@@ -1,0 +1,129 @@
+"""What ``make run`` starts, and with what: each service's command and environment, wired to the
+others on this machine. The services are started by their console scripts, never imported; the
+billing platform stand-in (a test double of Stripe) is started by its own, as a separate process."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dps_dev.config import RunConfig
+from dps_dev.databases import Databases
+
+BIN = Path(sys.executable).parent
+GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf"]
+
+# each service gets its own secrets only (the environment's value, else the generated one)
+API_SECRETS = ("API_KEY_PEPPER", "CURSOR_SECRET", "INTERNAL_API_TOKEN")
+WEBHOOKS_SECRETS = ("CURSOR_SECRET", "INTERNAL_API_TOKEN", "WEBHOOK_SECRET_KEY")
+BILLING_SECRETS = (
+    "CURSOR_SECRET",
+    "INTERNAL_API_TOKEN",
+    "BILLING_SECRET_KEY",
+    "BILLING_CLIENT_ID",
+    "BILLING_WEBHOOK_SECRET",
+    "BILLING_TOKEN_KEY",
+    "BILLING_STATE_SECRET",
+)
+
+
+@dataclass(frozen=True)
+class Process:
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    ready_url: str | None = None  # answers 200 once the process serves
+
+
+@dataclass(frozen=True)
+class System:
+    api_env: dict[str, str]
+    webhooks_env: dict[str, str]
+    billing_env: dict[str, str]
+    processes: list[Process]  # in start order: the stand-in first (the connector calls it), then each service
+
+    def migrations(self) -> list[Process]:
+        return [
+            Process("api migrations", [str(BIN / "dealpricing-admin"), "migrate"], self.api_env),
+            Process("webhook dispatcher migrations", [str(BIN / "dealpricing-webhooks"), "migrate"], self.webhooks_env),
+            Process("billing connector migrations", [str(BIN / "dealpricing-billing"), "migrate"], self.billing_env),
+        ]
+
+
+def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> System:
+    env = config.environ
+
+    def secrets(names: tuple[str, ...]) -> dict[str, str]:
+        return {name: env.get(name) or generated[name] for name in names}
+
+    common = {"HOST": config.host, "AMQP_URL": config.amqp_url}
+    api_url = config.origin("PORT")  # the api's internal endpoints: key introspection, quote snapshots
+    # the one API document: the api merges the dispatcher's and the connector's own into its /external/v1/openapi.json
+    parts = ",".join(config.origin(port) + "/internal/v1/openapi.json" for port in ("WEBHOOKS_PORT", "BILLING_PORT"))
+    api_env = {
+        **env,
+        **secrets(API_SECRETS),
+        **common,
+        "DATABASE_URL": dbs.api,
+        "PORT": str(config.ports["PORT"]),
+        "OPENAPI_PART_URLS": env.get("OPENAPI_PART_URLS") or parts,
+    }
+    webhooks_env = {
+        **env,
+        **secrets(WEBHOOKS_SECRETS),
+        **common,
+        "DATABASE_URL": dbs.webhooks,
+        "PORT": str(config.ports["WEBHOOKS_PORT"]),
+        "API_URL": api_url,
+        # lets WEBHOOK_ALLOW_INSECURE_LOOPBACK=true (plain http:// to a receiver on this machine) be
+        # honoured when the user sets it; it stays off unless asked for
+        "DPS_ENVIRONMENT": "development",
+    }
+    stand_in = config.origin("BILLING_STAND_IN_PORT")
+    callback = config.base("BILLING_PORT") + "/billing-connection/callback"
+    billing_secrets = secrets(BILLING_SECRETS)
+    billing_env = {
+        **env,
+        **billing_secrets,
+        **common,
+        "DATABASE_URL": dbs.billing,
+        "PORT": str(config.ports["BILLING_PORT"]),
+        "API_URL": api_url,
+        # the stand-in's addresses, as its README gives them
+        "BILLING_API_URL": stand_in,
+        "BILLING_MARKETPLACE_URL": stand_in + "/marketplace",
+        "BILLING_DASHBOARD_URL": stand_in,
+        "BILLING_REDIRECT_URI": callback,
+        "BILLING_RETURN_URL": stand_in + "/",  # its control page: the installs, quotes and webhooks
+    }
+    stand_in_process = Process(
+        "billing platform stand-in",
+        [
+            str(BIN / "dps-billing-stand-in"),
+            "--host", config.host,
+            "--port", str(config.ports["BILLING_STAND_IN_PORT"]),
+            "--secret-key", billing_secrets["BILLING_SECRET_KEY"],
+            "--client-id", billing_secrets["BILLING_CLIENT_ID"],
+            "--redirect-uri", callback,
+            "--webhook-url", config.base("BILLING_PORT") + "/billing-platform/webhooks",
+            "--webhook-secret", billing_secrets["BILLING_WEBHOOK_SECRET"],
+        ],
+        dict(env),
+        stand_in + "/",
+    )
+    ready = "/readyz"
+    processes = [
+        stand_in_process,
+        Process("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env, api_url + ready),
+        Process("api outbox relay", [str(BIN / "dps-outbox-relay")], api_env),
+        Process("webhook dispatcher", [*GUNICORN, "dps_webhooks.wsgi:create()"], webhooks_env,
+                config.origin("WEBHOOKS_PORT") + ready),
+        Process("webhook worker", [str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env),
+        Process("billing connector", [*GUNICORN, "dps_billing.wsgi:create()"], billing_env,
+                config.origin("BILLING_PORT") + ready),
+        Process("billing worker", [str(BIN / "dealpricing-billing"), "worker"], billing_env),
+        Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], billing_env),
+    ]
+    return System(api_env, webhooks_env, billing_env, processes)

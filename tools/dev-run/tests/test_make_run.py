@@ -1,0 +1,165 @@
+"""``make run`` started as a new user starts it (``make run`` in the repository, the embedded PostgreSQL
+and broker, nothing else): the README's quickstart works against it as written, and it stops cleanly
+however it is asked, leaving no process behind (no PostgreSQL, gunicorn, worker, relay or stand-in)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+import psutil
+import pytest
+from make_run import REPO, MakeRun
+
+from dps_common.testing.processes import free_port
+
+QUICKSTART = re.compile(r"<!-- quickstart:begin -->\n```bash\n(.*?)```\n<!-- quickstart:end -->", re.DOTALL)
+DELIVERY_SECONDS = 60
+
+
+def quickstart_block(receiver_port: int) -> str:
+    """The README's quickstart, as written; only the receiver's port is one that is free here."""
+    [block] = QUICKSTART.findall((REPO / "README.md").read_text())
+    assert "127.0.0.1:9000" in block and "--port 9000" in block
+    return block.replace("127.0.0.1:9000", f"127.0.0.1:{receiver_port}").replace("--port 9000", f"--port {receiver_port}")
+
+
+def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everything(make_run, tmp_path):
+    run: MakeRun = make_run(WEBHOOK_ALLOW_INSECURE_LOOPBACK="true")
+    banner = run.wait_ready()
+    assert "admin API key        dps_" in banner
+    api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
+    with urllib.request.urlopen(api + "/openapi.json", timeout=30) as answer:  # one document, three services
+        paths = json.load(answer)["paths"]
+    assert {"/pricing-quotes", "/webhook-configs", "/billing-connection/authorize"} <= set(paths)
+    script = tmp_path / "quickstart.sh"
+    # the README: paste the banner's export lines, then the block, in a shell in the repository's folder
+    script.write_text("set -e\n" + run.exports() + "\n" + quickstart_block(free_port()))
+    out_path = tmp_path / "quickstart.out"
+    with open(out_path, "wb") as out:
+        shell = subprocess.Popen(
+            ["bash", str(script)], cwd=REPO, env=run.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        assert shell.wait(timeout=120) == 0, out_path.read_text()
+        output = out_path.read_text()
+        assert '"name":"Demo Sales Co"' in output
+        assert "\nAPPROVED\n" in output
+        assert "Billing platform connected\nconnected\n" in output
+        [review_url] = re.findall(r"^(http://127\.0\.0\.1:\d+/test/quotes/qt_\w+)$", output, re.MULTILINE)
+        with urllib.request.urlopen(review_url, timeout=10) as page:  # the draft, on the stand-in
+            assert page.status == 200 and review_url.rsplit("/", 1)[1] in page.read().decode()
+        deadline = time.monotonic() + DELIVERY_SECONDS  # the receiver prints each verified delivery
+        while not all(f"verified  {kind}" in out_path.read_text() for kind in ("quote.approved", "billing.quote_pushed")):
+            assert time.monotonic() < deadline, out_path.read_text() + run.tail()
+            time.sleep(0.5)
+        assert "NOT VERIFIED" not in out_path.read_text()
+    finally:
+        os.killpg(shell.pid, signal.SIGKILL)  # the receiver, still listening in the background
+    # the admin command line finds make run's database and pepper by itself
+    admin = subprocess.run(
+        [str(REPO / ".venv/bin/dealpricing-admin"), "--json", "orgs", "list"],
+        cwd=REPO, env={k: v for k, v in run.env.items() if k not in ("DATABASE_URL", "API_KEY_PEPPER")},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert admin.returncode == 0, admin.stderr
+    assert "Demo Sales Co" in admin.stdout
+    assert f"using make run's database and pepper from {run.run_dir / 'admin.env'}" in admin.stderr
+    run.signal_group(signal.SIGINT)  # Ctrl-C in the terminal
+    run.wait_gone()
+    assert "Stopping PostgreSQL..." in run.output
+    assert not (run.run_dir / "admin.env").exists()
+
+
+def _group_sigterm(run: MakeRun) -> None:
+    run.signal_group(signal.SIGTERM)
+
+
+def _make_sigterm(run: MakeRun) -> None:
+    assert run.make is not None
+    run.make.send_signal(signal.SIGTERM)
+
+
+def _runner_sigterm(run: MakeRun) -> None:
+    run.runner().send_signal(signal.SIGTERM)
+
+
+def _runner_sigkill(run: MakeRun) -> None:
+    run.runner().kill()  # no clean-up at all: the parent-death signal is all that stops the rest
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [_group_sigterm, _make_sigterm, _runner_sigterm, _runner_sigkill],
+    ids=["sigterm-to-the-group", "sigterm-to-make", "sigterm-to-the-runner", "sigkill-to-the-runner"],
+)
+def test_a_stop_leaves_no_process(make_run, stop):
+    run: MakeRun = make_run()
+    run.wait_ready()
+    started = run.processes()
+    names = " ".join(" ".join(p.cmdline()) for p in started)
+    for expected in ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dealpricing-webhooks worker",
+                     "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in"):
+        assert expected in names, f"{expected} is not running: {names}"
+    stop(run)
+    run.wait_gone()
+    assert run.make is not None and run.make.wait(timeout=10) is not None
+
+
+def test_a_sigterm_to_the_group_while_it_starts_leaves_no_process(make_run):
+    run: MakeRun = make_run()
+    run.wait_for("Seeding the demo organization")
+    assert any(p.name() == "postgres" for p in run.processes())
+    run.signal_group(signal.SIGTERM)
+    run.wait_gone()
+    assert "Stopping PostgreSQL..." in run.output
+
+
+def test_postgres_answers_no_tcp_port(make_run):
+    """The embedded server listens on its socket only: nothing to clash with a local PostgreSQL."""
+    run: MakeRun = make_run()
+    run.wait_ready()
+    [postmaster] = [p for p in run.processes() if p.name() == "postgres" and "-D" in p.cmdline()]
+    assert not [c for c in postmaster.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
+    run.signal_group(signal.SIGINT)
+    run.wait_gone()
+
+
+def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run):
+    """The same command on the machine's PostgreSQL (a fresh database per service), RabbitMQ (a fresh
+    virtual host) and Redis: the seed's events reach the broker through the api's relay."""
+    import psycopg
+
+    from dps_common.testing.services import fresh_database, fresh_vhost
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    with fresh_database("dps_make_run_api") as api_url, fresh_database("dps_make_run_wh") as webhooks_url, \
+            fresh_database("dps_make_run_bc") as billing_url, fresh_vhost("dps_make_run") as amqp_url:
+        run: MakeRun = make_run(DATABASE_URL=api_url, WEBHOOKS_DATABASE_URL=webhooks_url, BILLING_DATABASE_URL=billing_url,
+                                AMQP_URL=amqp_url, REDIS_URL=redis_url)
+        try:
+            banner = run.wait_ready()
+            assert "PostgreSQL           DATABASE_URL's server" in banner
+            assert "events               amqp://" in banner and "filesystem://" not in banner
+            assert "rate limits          shared through redis://" in banner
+            deadline = time.monotonic() + 60
+            while True:
+                with psycopg.connect(api_url) as db:
+                    total, unpublished = db.execute(
+                        "SELECT count(*), count(*) FILTER (WHERE published_at IS NULL) FROM outbox_events"
+                    ).fetchone()
+                if total and not unpublished:
+                    break  # every event of the seed confirmed by the vhost's broker
+                assert time.monotonic() < deadline, f"{unpublished} of {total} events unpublished\n{run.tail()}"
+                time.sleep(0.5)
+            for url in (webhooks_url, billing_url):
+                with psycopg.connect(url) as db:
+                    assert db.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+        finally:
+            run.signal_group(signal.SIGINT)
+            run.wait_gone()

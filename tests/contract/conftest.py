@@ -8,6 +8,10 @@ a real HTTPS receiver on loopback. Retry gaps are compressed to fractions of a s
 attempt timeout to seconds; every count (8 attempts, 20 failures before auto-disable, page sizes) is
 the spec's.
 
+The billing tests add, lazily (only they ask for ``billing``): the billing platform stand-in, the
+billing connector under gunicorn over HTTPS on its own database (migrated by its command line), its
+push worker and its outbox relay. The connector reads quotes and checks keys through the api.
+
 Under pytest-xdist each worker builds its own stack (databases, virtual host, processes on free
 ports), so test modules spread over workers never share state."""
 
@@ -24,8 +28,9 @@ from pathlib import Path
 import pytest
 from kombu.connection import Connection
 
+from dps_billing_stand_in import BillingStandIn
 from dps_common.crypto import new_key
-from dps_common.testing.processes import gunicorn, stop, write_tls_files
+from dps_common.testing.processes import bound_listener, gunicorn, stop, write_tls_files
 from dps_common.testing.provisioning import Admin, Member, Org
 from dps_common.testing.rate_limits import UNTHROTTLED
 from dps_common.testing.services import fresh_database, fresh_vhost
@@ -34,6 +39,7 @@ from dps_common.testing.webhook_receiver import Receiver
 from dps_api.db.migrate import upgrade
 from dps_webhooks.db.migrate import upgrade as upgrade_webhooks
 
+from contract_billing import CALLBACK_PATH, CLIENT_ID, PLATFORM_WEBHOOKS_PATH, SECRET_KEY, WEBHOOK_SECRET, Billing
 from contract_client import Api
 from contract_webhooks import RETRY_GAPS, Webhooks
 
@@ -259,3 +265,111 @@ def _wait_for_queue(amqp_url: str, queue: str, webhooks: Webhooks, timeout: floa
                 if time.monotonic() > deadline:
                     pytest.fail(f"the worker declared no queue {queue!r} within {timeout:.0f}s", pytrace=False)
                 time.sleep(0.1)
+
+
+# --- the billing stack (started only when a billing test asks for it) ---------------------------
+
+
+@pytest.fixture(scope="session")
+def billing_database_url(server_env: dict[str, str]) -> Iterator[str]:
+    """The connector's own database, migrated as an operator does: ``dealpricing-billing migrate``."""
+    with fresh_database("dps_contract_bc") as url:
+        done = subprocess.run([str(BIN / "dealpricing-billing"), "migrate"], env={**server_env, "DATABASE_URL": url},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"dealpricing-billing migrate -> {done.returncode}: {done.stderr}"
+        yield url
+
+
+@pytest.fixture(scope="session")
+def billing_listener() -> Iterator:
+    """The connector's socket, bound first: the platform must know the callback URL before the
+    connector starts, and the connector its own callback URL."""
+    listener = bound_listener()
+    yield listener
+    listener.close()  # gunicorn's copy outlives this one
+
+
+@pytest.fixture(scope="session")
+def billing_origin(billing_listener) -> str:
+    return f"https://127.0.0.1:{billing_listener.getsockname()[1]}"
+
+
+@pytest.fixture(scope="session")
+def billing_stand_in(billing_origin: str, tls_files: dict[str, str]) -> Iterator[BillingStandIn]:
+    """The billing platform: the connector's callback is its registered redirect URI, and it signs
+    its app events to the connector's webhook endpoint (HTTPS, the suite's CA)."""
+    with BillingStandIn.start(
+        secret_key=SECRET_KEY,
+        client_id=CLIENT_ID,
+        redirect_uris=[billing_origin + CALLBACK_PATH],
+        webhook_url=billing_origin + PLATFORM_WEBHOOKS_PATH,
+        webhook_secret=WEBHOOK_SECRET,
+        webhook_verify=tls_files["ca"],
+    ) as stand_in:
+        yield stand_in
+
+
+@pytest.fixture(scope="session")
+def billing_env(
+    billing_database_url: str, billing_origin: str, billing_stand_in: BillingStandIn, server: str,
+    amqp_url: str, tls_files: dict[str, str],
+) -> dict[str, str]:
+    """The connector's environment (HTTP side, worker and relay), production defaults otherwise."""
+    return {
+        **os.environ,
+        "DATABASE_URL": billing_database_url,
+        "API_URL": server,
+        "API_CA_FILE": tls_files["ca"],
+        "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,
+        "CURSOR_SECRET": CURSOR_SECRET,
+        "BILLING_SECRET_KEY": SECRET_KEY,
+        "BILLING_CLIENT_ID": CLIENT_ID,
+        "BILLING_REDIRECT_URI": billing_origin + CALLBACK_PATH,
+        "BILLING_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "BILLING_TOKEN_KEY": new_key(),
+        "BILLING_STATE_SECRET": "contract-billing-state-secret-0123456789abcdef",
+        "BILLING_API_URL": billing_stand_in.api_url,
+        "BILLING_MARKETPLACE_URL": billing_stand_in.marketplace_url,
+        "BILLING_DASHBOARD_URL": billing_stand_in.dashboard_url,
+        "KEY_CACHE_TTL_SECONDS": "1",
+        "AMQP_URL": amqp_url,
+        "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.fixture(scope="session")
+def billing_server(
+    billing_env: dict[str, str], billing_listener, tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The connector's HTTP side under gunicorn over TLS; yields its origin."""
+    log_path = tmp_path_factory.mktemp("gunicorn-billing") / "billing.log"
+    with gunicorn("dps_billing.wsgi:create()", billing_env, tls_files, log_path, listener=billing_listener) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="session")
+def billing_worker(billing_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    """The connector's push worker."""
+    log_path = tmp_path_factory.mktemp("billing-worker") / "worker.log"
+    with _process([str(BIN / "dealpricing-billing"), "worker"], billing_env, log_path) as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def billing_relay(billing_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    """The shared outbox relay on the connector's database: publishes the billing.* events."""
+    log_path = tmp_path_factory.mktemp("billing-relay") / "relay.log"
+    with _process([str(BIN / "dps-outbox-relay")], billing_env, log_path) as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def billing(
+    billing_worker: subprocess.Popen, billing_relay: subprocess.Popen, billing_server: str, api: Api,
+    billing_stand_in: BillingStandIn, tls_files: dict[str, str],
+) -> Billing:
+    """The billing stack: the connector's API, its worker and relay, the platform stand-in."""
+    stack = Billing(Api(billing_server, tls_files["ca"]), api, billing_stand_in, tls_files["ca"])
+    stack.watch(billing_worker, billing_relay)
+    return stack

@@ -39,6 +39,14 @@ def free_port() -> int:
         return port
 
 
+def bound_listener() -> socket.socket:
+    """A socket bound to a free port on 127.0.0.1, for ``gunicorn(listener=...)``; its origin is
+    ``https://127.0.0.1:{listener.getsockname()[1]}``."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    return listener
+
+
 def stop(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
     """SIGTERM, then SIGKILL if it has not exited within ``timeout``."""
     if process.poll() is not None:
@@ -53,15 +61,16 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
 
 @contextmanager
 def gunicorn(
-    app: str, env: dict[str, str], tls: dict[str, str], log_path: Path, *, workers: int = 2, extra: Sequence[str] = ()
+    app: str, env: dict[str, str], tls: dict[str, str], log_path: Path, *, workers: int = 2, extra: Sequence[str] = (),
+    listener: socket.socket | None = None,
 ) -> Iterator[str]:
     """``app`` (``module:factory()``) under gunicorn with the production settings, over TLS; yields
     its origin ``https://127.0.0.1:<port>`` once ``/readyz`` answers 200.
 
     gunicorn listens on a socket bound here and handed over (``fd://``): no other process, another
-    xdist worker's server say, can take the port between its choice and the bind."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
+    xdist worker's server say, can take the port between its choice and the bind. Pass ``listener``
+    (from ``bound_listener()``) when the app's environment must name its own origin first."""
+    listener = listener or bound_listener()
     port: int = listener.getsockname()[1]
     command = [
         sys.executable, "-m", "gunicorn", app,

@@ -60,9 +60,12 @@ class BillingStandIn:
         seed: int | None = None,
         log_requests: bool = False,
         rate_limit_per_second: int | None = None,
+        webhook_verify: str | bool = True,
     ) -> BillingStandIn:
         """`rate_limit_per_second`: answer 429 to an account's `/v1/` call when that many were admitted in
-        the second before it (`faults.rate_limit`; `faults.clear()` removes it too)."""
+        the second before it (`faults.rate_limit`; `faults.clear()` removes it too). `webhook_verify`: how
+        webhook deliveries check the receiver's certificate (a CA bundle's path for an HTTPS receiver
+        with a test certificate; requests' `verify`)."""
         if not secret_key.startswith(("sk_test_", "sk_live_")):
             raise ValueError("secret_key starts with sk_test_ or sk_live_")
         if not client_id.startswith("ca_"):
@@ -85,7 +88,7 @@ class BillingStandIn:
             idempotency=IdempotencyStore(clock),
             faults=Faults(seed),
             recorder=Recorder(),
-            webhooks=WebhookSender(webhook_secret, webhook_url),
+            webhooks=WebhookSender(webhook_secret, webhook_url, verify=webhook_verify),
         )
         if rate_limit_per_second is not None:
             state.faults.rate_limit(rate_limit_per_second)

@@ -47,9 +47,10 @@ class WebhookDelivery:
 
 
 class WebhookSender:
-    def __init__(self, secret: str, url: str | None, timeout: float = 10.0) -> None:
+    def __init__(self, secret: str, url: str | None, timeout: float = 10.0, verify: str | bool = True) -> None:
         self._secret = secret
         self._url = url
+        self._verify = verify  # a CA bundle for a receiver with a test certificate, as requests takes it
         self._timeout = timeout
         self._lock = threading.Condition()
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -123,7 +124,9 @@ class WebhookSender:
             "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
         }
         try:
-            answer = requests.post(url, data=payload.encode("utf-8"), headers=headers, timeout=self._timeout)
+            answer = requests.post(
+                url, data=payload.encode("utf-8"), headers=headers, timeout=self._timeout, verify=self._verify
+            )
         except requests.RequestException as exc:
             return WebhookDelivery(**common, url=url, payload=payload, signature=signature, status=None,
                                    error=f"{type(exc).__name__}: {exc}", response_body=None, at=time.time())

@@ -26,9 +26,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from contract_billing import (
+    CALLBACK_PATH,
+    CLIENT_ID,
+    PLATFORM_WEBHOOKS_PATH,
+    SECRET_KEY,
+    WEBHOOK_SECRET,
+    Billing,
+    DocumentedApi,
+)
 from kombu.connection import Connection
 
-from dps_billing_stand_in import BillingStandIn
 from dps_common.crypto import new_key
 from dps_common.testing.processes import bound_listener, gunicorn, stop, write_tls_files
 from dps_common.testing.provisioning import Admin, Member, Org
@@ -37,9 +45,9 @@ from dps_common.testing.services import fresh_database, fresh_vhost
 from dps_common.testing.webhook_receiver import Receiver
 
 from dps_api.db.migrate import upgrade
+from dps_billing_stand_in import BillingStandIn
 from dps_webhooks.db.migrate import upgrade as upgrade_webhooks
 
-from contract_billing import CALLBACK_PATH, CLIENT_ID, PLATFORM_WEBHOOKS_PATH, SECRET_KEY, WEBHOOK_SECRET, Billing
 from contract_client import Api
 from contract_webhooks import RETRY_GAPS, Webhooks
 
@@ -370,6 +378,6 @@ def billing(
     billing_stand_in: BillingStandIn, tls_files: dict[str, str],
 ) -> Billing:
     """The billing stack: the connector's API, its worker and relay, the platform stand-in."""
-    stack = Billing(Api(billing_server, tls_files["ca"]), api, billing_stand_in, tls_files["ca"])
+    stack = Billing(DocumentedApi(billing_server, tls_files["ca"]), api, billing_stand_in, tls_files["ca"])
     stack.watch(billing_worker, billing_relay)
     return stack

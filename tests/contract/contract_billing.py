@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import pytest
 import requests
 
-from dps_billing_stand_in import BillingStandIn
 from dps_common.testing.provisioning import Member, Org
+
+from dps_billing_stand_in import BillingStandIn
 
 import contract_data as data
 from contract_client import Api
@@ -60,10 +61,43 @@ class Landed:
         return found.group(1)
 
 
+class DocumentedApi(Api):
+    """The connector's API that lets a test request only operations its OpenAPI document lists: a
+    request to anything else fails the test (``absolute=True`` is for the deliberately wrong paths
+    of the versioning tests)."""
+
+    def __init__(self, origin: str, ca_file: str):
+        super().__init__(origin, ca_file)
+        self.operations: dict[tuple[str, str], dict] = {}
+        self.document = self.ok("GET", "/openapi.json", None, status=200)
+        self.operations = {
+            (method.upper(), path): op
+            for path, item in self.document["paths"].items()
+            for method, op in item.items()
+            if isinstance(op, dict)
+        }
+
+    def call(self, method: str, path: str, key: Any = None, *, absolute: bool = False, **kwargs: Any) -> requests.Response:
+        if not absolute and path != "/openapi.json":
+            self.operation(method, path)
+        return super().call(method, path, key, absolute=absolute, **kwargs)
+
+    def operation(self, method: str, path: str) -> tuple[str, str]:
+        """The documented (method, path template) a concrete request is an instance of."""
+        concrete = path.split("?")[0].strip("/").split("/")
+        for doc_method, doc_path in self.operations:
+            parts = doc_path.strip("/").split("/")
+            if doc_method == method.upper() and len(parts) == len(concrete) and all(
+                p == c or p.startswith("{") for p, c in zip(parts, concrete)
+            ):
+                return doc_method, doc_path
+        raise AssertionError(f"{method} {path} is not an operation of the connector's OpenAPI document")
+
+
 class Billing:
     """The running billing stack: the connector (``connector``), the api (``api``), the stand-in."""
 
-    def __init__(self, connector: Api, api: Api, stand_in: BillingStandIn, ca_file: str):
+    def __init__(self, connector: DocumentedApi, api: Api, stand_in: BillingStandIn, ca_file: str):
         self.connector = connector
         self.api = api
         self.stand_in = stand_in

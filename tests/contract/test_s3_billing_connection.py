@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import stripe
-
 from contract_billing import CALLBACK_PATH, CLIENT_ID, SECRET_KEY, WEBHOOK_SECRET, state_of
+
 from contract_client import assert_problem
 from contract_webhooks import wait_for
 

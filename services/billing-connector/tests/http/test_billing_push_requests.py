@@ -79,6 +79,22 @@ def test_unknown_or_foreign_quotes_are_404(client, fake_api, org):
     assert push(client, org.admin.key, foreign.id).status_code == 404
 
 
+def test_the_pushes_of_an_unknown_or_foreign_quote_are_404_as_the_quote_is(client, fake_api, org):
+    """As ``GET /pricing-quotes/{id}`` answers for them: not an empty list that tells nothing apart."""
+    stranger = fake_api.organization()
+    foreign = quote(stranger.id, stranger.admin.user_id, [line()])
+    fake_api.put_quote(foreign)
+    mine = quote(org.id, org.user.user_id, [line()])
+    fake_api.put_quote(mine)
+    for quote_id in (foreign.id, uuid4()):
+        resp = client.simulate_get(f"/external/v1/pricing-quotes/{quote_id}/billing-pushes",
+                                   headers={"x-api-key": org.viewer.key})
+        assert resp.status_code == 404 and resp.json["code"] == "not_found", resp.text
+    never_pushed = client.simulate_get(f"/external/v1/pricing-quotes/{mine.id}/billing-pushes",
+                                       headers={"x-api-key": org.viewer.key})
+    assert never_pushed.status_code == 200 and never_pushed.json == {"billingPushes": [], "nextCursor": None}
+
+
 def test_without_a_connection_the_push_is_refused(client, fake_api):
     org = fake_api.organization()
     snapshot = quote(org.id, org.user.user_id, [line()])

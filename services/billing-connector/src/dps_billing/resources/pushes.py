@@ -46,7 +46,9 @@ class PushesResource:
             scope=Scope.QUOTES_READ,
             response=BillingPushList,
             paging=PAGING,
+            errors=(404,),
             tag=TAG,
+            description="404 for a quote that is not the organization's, as `GET /pricing-quotes/{id}` answers.",
             operation_id="listBillingPushes",
         ),
     }

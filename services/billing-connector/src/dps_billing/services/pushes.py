@@ -97,8 +97,9 @@ class PushService:
         return record, True
 
     def list_pushes(self, principal: Principal, quote_id: UUID, page: PageRequest) -> list[dict[str, Any]]:
-        """Newest first (UUIDv7 ids descending). The quote's own existence is not checked: a quote
-        never pushed (or another organization's) lists nothing."""
+        """Newest first (UUIDv7 ids descending). An unknown quote, or another organization's, is 404
+        as ``GET /pricing-quotes/{id}`` answers it; pushes on record prove the quote, so only an empty
+        first page asks the api."""
         stmt = select(BillingPush).where(
             BillingPush.organization_id == principal.organization_id, BillingPush.quote_id == quote_id
         )
@@ -108,7 +109,10 @@ class PushService:
         stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
         with self._tx.read() as session:
             pushes = list(session.scalars(stmt))
-            return render_pushes(session, pushes)
+            rendered = render_pushes(session, pushes)
+        if not pushes and after is None:
+            self._snapshots.read(principal.organization_id, quote_id)  # NotFound unless the quote is the org's
+        return rendered
 
     def get_push(self, principal: Principal, quote_id: UUID, push_id: UUID) -> dict[str, Any]:
         with self._tx.read() as session:

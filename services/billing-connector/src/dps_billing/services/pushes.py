@@ -3,8 +3,9 @@
 A request is checked at once against the api's snapshot of the quote (unknown: 404; not the key's
 own quote and not an admin key: 403; not APPROVED: 409) and the organization's connection (none or
 broken: 409). The snapshot read then is stored with the push, so the worker pushes exactly what was
-approved. A request while a push of the quote is queued or running answers that push (200) instead
-of starting another (a partial unique index settles concurrent requests).
+approved, and the workers are woken at commit (``PUSHES_CHANNEL``). A request while a push of the
+quote is queued or running answers that push (200) instead of starting another (a partial unique
+index settles concurrent requests).
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.ids import new_id
 from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
+from dps_common.wakeup import notify
 
 from dps_billing.db.models import BillingPush
+from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.services.connection_records import broken_conflict, find_connection, not_connected_conflict
 from dps_billing.services.push_records import WHAT, objects_of, render_push, render_pushes
 from dps_billing.snapshots import SnapshotReader
@@ -87,6 +90,7 @@ class PushService:
             try:
                 with session.begin_nested():
                     session.add(push)
+                notify(session, PUSHES_CHANNEL)  # a worker claims it at commit, not at its next poll
             except IntegrityError:  # another request started a push of this quote meanwhile
                 existing = _active_push(session, organization_id, quote_id)
                 if existing is None:

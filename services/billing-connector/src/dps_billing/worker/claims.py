@@ -21,7 +21,10 @@ from uuid import UUID
 from sqlalchemy import Interval, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from dps_common.wakeup import notify
+
 from dps_billing.db.models import BillingPush
+from dps_billing.db.models.pushes import PUSHES_CHANNEL
 
 P = BillingPush
 
@@ -89,9 +92,10 @@ def renew_lease(session: Session, push_id: UUID, token: UUID, lease_seconds: flo
 
 
 def release(session: Session, push_id: UUID, token: UUID) -> None:
-    """Give a push back at once (the worker is stopping): queued again for any worker."""
+    """Give a push back at once (the worker is stopping): queued again for any worker, woken now."""
     session.connection().execute(
         update(P)
         .where(P.id == push_id, P.claim_token == token, P.status == "running")
         .values(status="queued", lease_until=None, claim_token=None, updated_at=func.now())
     )
+    notify(session, PUSHES_CHANNEL)

@@ -5,6 +5,10 @@ Run as many as you like, on as many replicas: pushes are shared through the data
 rows). It claims no more pushes than it has free threads for, so the rest stay free for other
 workers. SIGTERM or SIGINT: no new claims; pushes in flight stop before their next call and are
 given back, queued, for any worker to resume from the ids already stored.
+
+A queued push wakes the workers at once: they ``LISTEN`` on ``PUSHES_CHANNEL`` (``dps_common.wakeup``)
+and claim as soon as the request commits. The poll stays as the fallback (a lost notification, a
+retry's delay ending) and also paces claims while every thread is busy.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from dps_common.db import Transactions, make_engine
+from dps_common.wakeup import Wakeup, wake_on_notify
 
 from dps_billing.app import make_oauth, utc_now
+from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.platform.client import new_http_client
 from dps_billing.services.access import AccessTokens
 from dps_billing.settings import Settings
@@ -45,6 +51,8 @@ class PushWorker:
 
     def run(self) -> None:
         capacity = self.settings.push_concurrency
+        wakeup = Wakeup(self.settings.database_url, PUSHES_CHANNEL, "dps-billing-worker-listen")
+        listener = wake_on_notify(wakeup, self._wake, self.stopping)
         while not self.stopping.is_set():
             with self._lock:
                 free = capacity - len(self._running)
@@ -66,6 +74,7 @@ class PushWorker:
             self._wake.wait(self.settings.push_poll_interval_seconds)
             self._wake.clear()
         self._pool.shutdown(wait=True)
+        listener.join()
 
     def _done(self, future: Future[None]) -> None:
         with self._lock:

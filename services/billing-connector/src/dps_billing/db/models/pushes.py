@@ -2,7 +2,7 @@
 
 The work queue is ``billing_pushes``: a push is claimable while ``queued``, or ``running`` with its
 lease ended (its worker died). At most one push per quote is queued or running (a partial unique
-index), so concurrent requests cannot start two.
+index), so concurrent requests cannot start two. Queuing a push notifies ``PUSHES_CHANNEL``.
 
 ``billing_push_objects`` holds one row per object a push creates: written as an intent (key and
 ``sent_at``) before the call, completed with the platform's id as soon as it is returned, each in its
@@ -20,6 +20,9 @@ from sqlalchemy.orm import Mapped, mapped_column
 from dps_billing.db.base import Base, defaults_to_now, timestamp, uuid_pk
 
 ACTIVE = "status IN ('queued', 'running')"
+# A push queued (requested, or given back by a stopping worker) notifies this channel at commit; the
+# workers LISTEN on it (``dps_common.wakeup``) and claim at once instead of at their next poll.
+PUSHES_CHANNEL = "billing_pushes"
 
 
 class BillingPush(Base):

@@ -1,0 +1,37 @@
+"""A queued push wakes the workers (``LISTEN``/``NOTIFY`` on ``PUSHES_CHANNEL``): with a 30 s poll, a
+push requested while the worker sleeps is still claimed within seconds (the poll stays the fallback:
+``dps_common``'s wake-up tests cover a lost notification)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from billing_helpers import connect, line, quote
+from push_helpers import request_push, wait_for, worker_thread
+
+LONG_POLL = "30"  # far beyond the wait below: only a notification can wake the worker in time
+WOKEN_WITHIN = 10.0
+
+
+@pytest.fixture
+def org(served, fake_api, stand_in):
+    org = fake_api.organization()
+    connect(served, org.admin.key, stand_in.install())
+    return org
+
+
+def test_a_push_requested_while_the_worker_sleeps_is_claimed_before_its_next_poll(served, fake_api, org,
+                                                                                   make_settings):
+    snapshot = quote(org.id, org.user.user_id, [line()])
+    fake_api.put_quote(snapshot)
+    with worker_thread(make_settings(PUSH_POLL_INTERVAL_SECONDS=LONG_POLL)):
+        time.sleep(1.5)  # the worker has looked for work once and sleeps until its next poll
+        push = request_push(served, org.user.key, snapshot)
+        started = wait_for(served, org.user.key, snapshot.id, push["id"], done=lambda p: p["status"] != "queued",
+                           timeout=WOKEN_WITHIN)
+        assert started["status"] in ("running", "succeeded")
+        done = wait_for(served, org.user.key, snapshot.id, push["id"], timeout=WOKEN_WITHIN)
+    assert done["status"] == "succeeded", done
+

@@ -3,8 +3,11 @@ members (a user with a key of one role), and the paging walk every list test rel
 
 from __future__ import annotations
 
+import socket
+import ssl
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -98,3 +101,34 @@ def assert_problem(resp: requests.Response, status: int, code: str | None = None
         assert body["code"] == code, body
     assert body["requestId"] == resp.headers["X-Request-Id"]
     return body
+
+
+# --- raw HTTP over TLS (what requests cannot send: a body the server refuses midway) ---------------
+
+
+def raw_exchange(api: Api, head: str, body_parts, timeout: float = 30) -> bytes:
+    """Send a request over TLS part by part and read the answer until the server closes.
+    Whatever is not sent is never sent: a server waiting for it would time the read out."""
+    origin = urlsplit(api.origin)
+    context = ssl.create_default_context(cafile=api.ca_file)
+    with socket.create_connection((origin.hostname, origin.port), timeout=timeout) as plain:
+        with context.wrap_socket(plain, server_hostname=origin.hostname) as tls:
+            tls.sendall(head.encode())
+            for part in body_parts:
+                tls.sendall(part)
+            answer = b""
+            while chunk := tls.recv(65536):
+                answer += chunk
+            return answer
+
+
+def status_and_body(answer: bytes) -> tuple[int, bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def post_head(path: str, key: str, framing: str) -> str:
+    return (
+        f"POST /external/v1{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: {key}\r\n"
+        f"Content-Type: application/json\r\n{framing}\r\nConnection: close\r\n\r\n"
+    )

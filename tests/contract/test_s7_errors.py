@@ -6,15 +6,12 @@ stable ``code`` and the ``requestId`` of the ``X-Request-Id`` response header.""
 from __future__ import annotations
 
 import base64
-import socket
-import ssl
-from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 import contract_data as data
-from contract_client import INVALID_KEY, MISSING_KEY, assert_problem
+from contract_client import INVALID_KEY, MISSING_KEY, assert_problem, post_head, raw_exchange, status_and_body
 
 TEN_MB = 10 * 1024 * 1024
 
@@ -97,39 +94,11 @@ def test_403_problem_details_name_the_scope(api, org):
 # --- 413 ---------------------------------------------------------------------------------------------
 
 
-def _raw_exchange(api, head: str, body_parts, timeout: float = 30) -> bytes:
-    """Send a request over TLS part by part and read the answer until the server closes.
-    Whatever is not sent is never sent: a server waiting for it would time the read out."""
-    origin = urlsplit(api.origin)
-    context = ssl.create_default_context(cafile=api.ca_file)
-    with socket.create_connection((origin.hostname, origin.port), timeout=timeout) as plain:
-        with context.wrap_socket(plain, server_hostname=origin.hostname) as tls:
-            tls.sendall(head.encode())
-            for part in body_parts:
-                tls.sendall(part)
-            answer = b""
-            while chunk := tls.recv(65536):
-                answer += chunk
-            return answer
-
-
-def _status_and_body(answer: bytes) -> tuple[int, bytes]:
-    head, _, body = answer.partition(b"\r\n\r\n")
-    return int(head.split(b" ", 2)[1]), body
-
-
-def _head(path: str, key: str, framing: str) -> str:
-    return (
-        f"POST /external/v1{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: {key}\r\n"
-        f"Content-Type: application/json\r\n{framing}\r\nConnection: close\r\n\r\n"
-    )
-
-
 def test_413_by_content_length_before_the_body_is_read(api, org):
     """Content-Length says 11 MB; only 64 KB are sent. The answer can only come back if the server
     refused on the declared length without waiting for the body."""
-    answer = _raw_exchange(api, _head("/opportunities", org.user.key, f"Content-Length: {11 * 1024 * 1024}"), [b" " * 65536])
-    status, body = _status_and_body(answer)
+    answer = raw_exchange(api, post_head("/opportunities", org.user.key, f"Content-Length: {11 * 1024 * 1024}"), [b" " * 65536])
+    status, body = status_and_body(answer)
     assert status == 413, answer[:500]
     assert b'"code"' in body
 
@@ -140,7 +109,7 @@ def test_413_for_a_chunked_body_over_10_mb_without_reading_it_all(api, org):
     chunk = b" " * 65536
     framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
     parts = [framed] * (TEN_MB // len(chunk) + 8)
-    status, body = _status_and_body(_raw_exchange(api, _head("/opportunities", org.user.key, "Transfer-Encoding: chunked"), parts))
+    status, body = status_and_body(raw_exchange(api, post_head("/opportunities", org.user.key, "Transfer-Encoding: chunked"), parts))
     assert status == 413
     assert b'"code"' in body
 

@@ -2,7 +2,7 @@
 a client), other version paths not found; its machine-readable description (OpenAPI 3.1 at
 ``/external/v1/openapi.json``) lists every operation of the connector with ``x-required-scopes``,
 the keyed ones with the ``x-api-key`` scheme and the two public ones (the browser's callback, the
-platform's signed webhooks) without. Every request the contract tests send the connector is checked
+platform's signed webhooks) without, and the ``billing.*`` events it publishes. Every request the contract tests send the connector is checked
 against this document as it is made (``contract_billing.DocumentedApi``)."""
 
 from __future__ import annotations
@@ -53,6 +53,13 @@ def test_the_document_lists_every_connector_operation_with_its_required_scopes(o
         if method in HTTP_METHODS
     }
     assert documented == CONNECTOR_OPERATIONS
+
+
+def test_the_document_lists_the_events_the_connector_publishes(openapi):
+    assert set(openapi["webhooks"]) == {
+        "billing.connection.connected", "billing.connection.broken", "billing.connection.removed",
+        "billing.quote_pushed", "billing.push_failed",
+    }
 
 
 def test_keyed_operations_use_the_api_key_header_and_public_ones_none(openapi):

@@ -343,6 +343,7 @@ def billing_env(
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
         "LOG_LEVEL": "WARNING",
+        **UNTHROTTLED,
     }
 
 

@@ -45,6 +45,8 @@ class Settings:
     push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
     push_poll_interval_seconds: float = 1.0
     push_concurrency: int = 2  # pushes worked on at once per worker process
+    worker_metrics_port: int = 0  # the worker's /healthz and /metrics (dps_common.process_server); 0: none
+    worker_metrics_host: str = "0.0.0.0"
     key_cache_ttl_seconds: float = 60.0
     amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
@@ -79,6 +81,8 @@ class Settings:
             push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
             push_concurrency=env.int("PUSH_CONCURRENCY", 2, minimum=1, maximum=64),
+            worker_metrics_port=env.int("BILLING_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
+            worker_metrics_host=env.str("BILLING_WORKER_METRICS_HOST", cls.worker_metrics_host),
             key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
             amqp_url=env.optional("AMQP_URL"),
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),

@@ -7,9 +7,12 @@ from __future__ import annotations
 import time
 
 import pytest
+import requests
+
+from dps_common.testing.processes import free_port
 
 from billing_helpers import connect, line, quote
-from push_helpers import request_push, wait_for, worker_thread
+from push_helpers import request_push, wait_for, worker_process, worker_thread
 
 LONG_POLL = "30"  # far beyond the wait below: only a notification can wake the worker in time
 WOKEN_WITHIN = 10.0
@@ -35,3 +38,26 @@ def test_a_push_requested_while_the_worker_sleeps_is_claimed_before_its_next_pol
         done = wait_for(served, org.user.key, snapshot.id, push["id"], timeout=WOKEN_WITHIN)
     assert done["status"] == "succeeded", done
 
+
+
+def test_the_worker_serves_its_health_and_metrics_while_its_loop_turns(settings_env, tmp_path):
+    """``BILLING_WORKER_METRICS_PORT``: the probes and the scraper of a deployment reach the worker."""
+    port = free_port()
+    worker = worker_process({**settings_env, "BILLING_WORKER_METRICS_PORT": str(port)}, tmp_path / "worker.log")
+    try:
+        deadline = time.monotonic() + 30
+        while (health := _get(f"http://127.0.0.1:{port}/healthz")) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert health is not None and health.status_code == 200
+        metrics = _get(f"http://127.0.0.1:{port}/metrics")
+        assert metrics is not None and "process_cpu_seconds_total" in metrics.text
+    finally:
+        worker.terminate()
+        assert worker.wait(timeout=30) == 0
+
+
+def _get(url: str) -> requests.Response | None:
+    try:
+        return requests.get(url, timeout=2)
+    except requests.ConnectionError:
+        return None

@@ -4,7 +4,9 @@ Run as many as you like, on as many replicas: pushes are shared through the data
 ``FOR UPDATE SKIP LOCKED`` under a renewed lease), and so is the per-account call rate (the pacer's
 rows). It claims no more pushes than it has free threads for, so the rest stay free for other
 workers. SIGTERM or SIGINT: no new claims; pushes in flight stop before their next call and are
-given back, queued, for any worker to resume from the ids already stored.
+given back, queued, for any worker to resume from the ids already stored. With
+``BILLING_WORKER_METRICS_PORT`` it serves ``/healthz`` (alive while its claim loop turns) and
+``/metrics``.
 
 A queued push wakes the workers at once: they ``LISTEN`` on ``PUSHES_CHANNEL`` (``dps_common.wakeup``)
 and claim as soon as the request commits. The poll stays as the fallback (a lost notification, a
@@ -19,6 +21,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from dps_common.db import Transactions, make_engine
+from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.wakeup import Wakeup, wake_on_notify
 
 from dps_billing.app import make_oauth, utc_now
@@ -44,6 +47,7 @@ class PushWorker:
         self._running: set[Future[None]] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self.heartbeat = Heartbeat("push claim loop", settings.push_poll_interval_seconds)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -54,6 +58,7 @@ class PushWorker:
         wakeup = Wakeup(self.settings.database_url, PUSHES_CHANNEL, "dps-billing-worker-listen")
         listener = wake_on_notify(wakeup, self._wake, self.stopping)
         while not self.stopping.is_set():
+            self.heartbeat.beat()
             with self._lock:
                 free = capacity - len(self._running)
             claimed = []
@@ -104,5 +109,6 @@ def run_worker(settings: Settings) -> None:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     log.info("billing worker started", extra={"concurrency": settings.push_concurrency})
-    worker.run()
+    with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port, worker.heartbeat.stalled):
+        worker.run()
     log.info("billing worker stopped")

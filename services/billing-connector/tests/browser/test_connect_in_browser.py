@@ -2,74 +2,35 @@
 authorize URL, presses Install (or Cancel) on the stand-in's page, and reads the connector's callback
 page. A reused or expired ``state`` is refused with a page that says why.
 
-Chromium is the system's (``/usr/bin/chromium``), never one Playwright downloads. Without it or
-Playwright the module is skipped, except under ``CI=true`` where that is a failure.
+The browser is the test plugin's (``chromium`` and ``page``, ``dps_common.testing.browser``): the
+system's Chromium, never one Playwright downloads; without it the module skips, except under
+``CI=true`` where that is a failure.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
-
-from dps_common.testing.availability import unavailable
 
 from dps_billing.app import create_app
 
 from fake_api import FakeApi
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, Response
+    from playwright.sync_api import Page, Response
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
-STEP_MS = 5_000  # every click, navigation and wait of a step
 CALLBACK = "/external/v1/billing-connection/callback"
 CONNECTED = "Billing platform connected"
 NOT_CONNECTED = "Billing platform not connected"
 TAB_SUFFIX = " · Deal Pricing Service"  # the browser tab names the product, not just the outcome
 ACCOUNT = re.compile(r"acct_[A-Za-z0-9]+")
-
-
-def _unavailable(why: str) -> NoReturn:
-    unavailable(f"the browser tests need {why}")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    try:
-        from playwright.sync_api import Error, sync_playwright
-    except ImportError as exc:
-        _unavailable(f"Playwright (pip install playwright): {exc}")
-    if shutil.which(CHROMIUM) is None:
-        _unavailable(f"Chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        try:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=15_000)
-        except Error as exc:
-            _unavailable(f"a Chromium that starts ({CHROMIUM}): {exc.message}")
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium: Browser) -> Iterator[Page]:
-    """A fresh browser profile (no cookies, no history) per test."""
-    context = chromium.new_context()
-    context.set_default_timeout(STEP_MS)
-    context.set_default_navigation_timeout(STEP_MS)
-    yield context.new_page()
-    context.close()
 
 
 def authorize(served: str, key: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import MISSING, AfterValidator, Field, StringConstraints
 
+from dps_common.events import INTERNAL_PREFIX, is_internal
 from dps_common.schema_examples import example
 
 from dps_webhooks.schemas import RequestModel, ResponseModel
@@ -31,10 +32,17 @@ WebhookUrl = Annotated[
     ),
 ]
 Description = Annotated[str, StringConstraints(max_length=500, pattern=r"^[^\x00]*$")]
+def _deliverable(name: str) -> str:
+    if is_internal(name):
+        raise ValueError(f"{INTERNAL_PREFIX}* events are the services' own and are never delivered to endpoints")
+    return name
+
+
 EventType = Annotated[
     str,
     StringConstraints(max_length=64, pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"),
     Field(examples=["quote.approved"]),
+    AfterValidator(_deliverable),
 ]
 EventTypes = Annotated[
     list[EventType],

@@ -60,6 +60,9 @@ EVENTS_QUEUE = "webhook-dispatcher.events"
 # dispatcher's own tests): long enough for a test to read a record while an attempt hangs.
 ATTEMPT_TIMEOUT_SECONDS = 4
 BIN = Path(sys.executable).parent
+# Each xdist worker runs a whole stack (three services, two gunicorn workers each, relays, workers)
+# beside the other suites, all on one PostgreSQL server of 100 connections: small pools per process.
+FEW_CONNECTIONS = {"DB_POOL_SIZE": "2"}
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +92,7 @@ def server_env(database_url: str, amqp_url: str) -> dict[str, str]:
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
         **UNTHROTTLED,  # the suite makes many requests per organization; budgets: test_s8_rate_limits
+        **FEW_CONNECTIONS,
     }
 
 
@@ -194,6 +198,7 @@ def webhooks_env(
         "WEBHOOK_POLL_INTERVAL_SECONDS": "0.2",
         "LOG_LEVEL": "WARNING",
         **UNTHROTTLED,
+        **FEW_CONNECTIONS,
     }
 
 
@@ -344,6 +349,7 @@ def billing_env(
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
         "LOG_LEVEL": "WARNING",
         **UNTHROTTLED,
+        **FEW_CONNECTIONS,
     }
 
 

@@ -53,20 +53,29 @@ def test_delays_are_whole_seconds_within_the_window() -> None:
 
 def test_the_local_counter_refuses_past_the_quota() -> None:
     counter, item = LocalCounter(), parse("5/minute")
-    taken = [counter.take(item, "organization", "org-1")[0] for _ in range(7)]
-    assert taken == [True] * 5 + [False] * 2
-    assert counter.take(item, "organization", "org-2")[0]  # another organization, another budget
+    taken = [counter.take(item, 1, "organization", "org-1")[0] for _ in range(7)]
+    assert taken == [1] * 5 + [0] * 2
+    assert counter.take(item, 1, "organization", "org-2")[0]  # another organization, another budget
+
+
+def test_the_local_counter_takes_a_lease_whole_or_only_the_requests_unit() -> None:
+    counter, item = LocalCounter(), parse("10/minute")
+    assert counter.take(item, 4, "organization", "org-1")[0] == 4
+    assert counter.take(item, 4, "organization", "org-1")[0] == 4
+    taken, window = counter.take(item, 4, "organization", "org-1")  # 2 left: the request's unit only
+    assert taken == 1 and window.current_count == 9
 
 
 class _Unreachable:
     """A store that cannot answer, as a closed port makes it (the integration tests use a real one)."""
 
     errors = (ConnectionError,)
+    shared = True
 
     def __init__(self) -> None:
         self.calls = 0
 
-    def take(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, Window]:
+    def take(self, item: RateLimitItem, amount: int, *identifiers: str) -> tuple[int, Window]:
         self.calls += 1
         raise ConnectionError("connection refused")
 
@@ -108,10 +117,10 @@ def test_the_store_coming_back_is_logged_and_counting_resumes(caplog: pytest.Log
     class Flaky(_Unreachable):
         down = True
 
-        def take(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, Window]:
+        def take(self, item: RateLimitItem, amount: int, *identifiers: str) -> tuple[int, Window]:
             if self.down:
-                return super().take(item, *identifiers)
-            return True, Window(0, 0.0, 1, 2.0)
+                return super().take(item, amount, *identifiers)
+            return 1, Window(0, 0.0, 1, 2.0)
 
     store, clock = Flaky(), _Clock()
     budget = Budget(store, "unit-recovery", clock=clock)

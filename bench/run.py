@@ -30,6 +30,7 @@ import orjson
 import redis
 from databases import fresh_database, server_version
 from load import LoadOptions, LoadResult, measure, require_wrk
+from prometheus_client.parser import text_string_to_metric_families
 from report import Target, load_average, machine, render, write
 from seed import DEFAULT_SERVER_URL, Seeded, seed
 from servers import GunicornSettings, Server, get, rss_mb
@@ -111,6 +112,22 @@ def rate_limits_env(stack: ExitStack) -> dict[str, str]:
     stack.callback(forget)
     return {"REDIS_URL": url, "RATE_LIMIT_KEY_PREFIX": prefix,
             "RATE_LIMIT_ORGANIZATION": "1000000/second", "RATE_LIMIT_ANONYMOUS": "1000000/second"}
+
+
+def store_takes(server: Server) -> str:
+    """How many requests of the rate-limited api went to Redis (the rest were decided from a lease or
+    a remembered refusal), from its metrics (all workers')."""
+    status, body = get(server.port, "/metrics")
+    totals = {"decisions": 0.0, "takes": 0.0}
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            if sample.name == "dps_rate_limit_decisions_total" and sample.labels.get("outcome") != "unchecked":
+                totals["decisions"] += sample.value
+            elif sample.name == "dps_rate_limit_store_takes_total":
+                totals["takes"] += sample.value
+    share = totals["takes"] / max(totals["decisions"], 1)
+    return (f"rate-limited api: {totals['decisions']:,.0f} requests checked, {totals['takes']:,.0f} round trips to Redis "
+            f"({100 * share:.1f} %; the others spent leased units)")
 
 
 def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path) -> dict[str, Server]:
@@ -253,6 +270,7 @@ def main() -> int:
                 raise SystemExit(f"--only: no target named {', '.join(sorted(unknown))}")
             plan = [step for step in plan if step[0] in wanted]
         runs = run_rounds(plan, args.rounds, options)
+        notes.append(store_takes(servers["api limited"]))
         rss = {name: [rss_mb(pid) for pid in server.worker_pids()] for name, server in servers.items()}
     signal.alarm(0)
 

@@ -5,7 +5,10 @@ per take, scripts reloaded after Redis forgot them, and an unreachable store fai
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from unittest import mock
@@ -86,6 +89,56 @@ def test_two_flooding_processes_share_one_budget_within_their_leases(url: str, p
     assert takes < 2000 / 4, outcome
 
 
+# A gunicorn worker of ours (dps_common.edge.worker) in small: gevent's monkey-patching first, then
+# greenlets sharing one budget, each request yielding once as writing its response would.
+GREENLETS = """
+from gevent import monkey; monkey.patch_all()
+import json, sys, time
+import gevent
+from limits import parse
+from dps_common.ratelimit.budget import STORE_TAKES, Budget, Policy
+from dps_common.ratelimit.counters import RedisCounter
+
+url, prefix, limit, greenlets, each = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+budget, policy = Budget(RedisCounter(url, prefix, 1.0), "greenlets"), Policy("organization", parse(limit))
+
+def client():
+    allowed = 0
+    for _ in range(each):
+        allowed += budget.spend(policy, "org-1").allowed
+        work = time.perf_counter() + 0.0002
+        while time.perf_counter() < work:
+            pass
+        gevent.sleep(0)
+    return allowed
+
+clients = [gevent.spawn(client) for _ in range(greenlets)]
+gevent.joinall(clients, raise_error=True)
+takes = sum(s.value for f in STORE_TAKES.collect() for s in f.samples if s.name.endswith("_total"))
+print(json.dumps({"allowed": sum(c.value for c in clients), "takes": takes}))
+"""
+
+
+def _greenlets(url: str, prefix: str, limit: str, greenlets: int, each: int) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", GREENLETS, url, prefix, limit, str(greenlets), str(each)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_greenlets_of_one_worker_share_their_leases(url: str, prefix: str) -> None:
+    # while one greenlet takes from Redis the others wait for it, and their requests size the next lease
+    outcome = _greenlets(url, prefix, "1000000/minute", 8, 400)
+    assert outcome["allowed"] == 3200
+    assert outcome["takes"] <= 3200 / 10, outcome
+
+
+def test_greenlets_at_the_quota_never_overrun_it(url: str, prefix: str) -> None:
+    outcome = _greenlets(url, prefix, "2000/minute", 8, 400)  # leases of up to 20
+    assert 2000 - 19 <= outcome["allowed"] <= 2000, outcome
+    assert outcome["takes"] <= 3200 / 4, outcome
+
+
 def _budget(url: str, prefix: str, clock: _Clock | None = None, service: str = "redis-leases") -> Budget:
     return Budget(RedisCounter(url, prefix, 1.0), service, **({"clock": clock} if clock else {}))
 
@@ -100,7 +153,7 @@ def test_light_traffic_is_counted_one_request_at_a_time(url: str, prefix: str) -
     budget = _budget(url, prefix, clock, "redis-light")
     before = _takes("redis-light")
     for n in range(1, 31):
-        clock.now += 0.05  # 20 requests a second: under one request per lease period (20 ms)
+        clock.now += 0.1  # 10 requests a second: under one request per lease period (50 ms)
         decision = budget.spend(policy, "org-1")
         assert decision.allowed and decision.remaining == 1000 - n
         assert _redis_count(url, prefix, policy, "org-1").current_count == n  # nothing leased ahead

@@ -1,14 +1,16 @@
 """Spec section 8: the per-organization rate limit ("it exists; value and headers not shown"), against
 real gunicorn servers of their own (the shared stack runs with budgets no test reaches) counting in
 the machine's Redis under a key prefix of this module's: one budget per organization across two
-gunicorn workers and two services, the budget of requests without a valid key per address, the
-RateLimit-Policy and RateLimit fields on every answer, 429 with Retry-After, and serving on (fail
-open) when Redis is unreachable."""
+gunicorn workers and two services (exactly for a small quota; under a concurrent flood of a larger
+one, never over and short by at most what the processes' leases hold), the budget of requests
+without a valid key per address, the RateLimit-Policy and RateLimit fields on every answer, 429
+with Retry-After, and serving on (fail open) when Redis is unreachable."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,20 @@ def limited_webhooks(webhooks_env, limits_env, tls_files, tmp_path_factory) -> I
     log_path = tmp_path_factory.mktemp("rate-limits") / "webhooks.log"
     with gunicorn("dps_webhooks.wsgi:create()", {**webhooks_env, **limits_env}, tls_files, log_path) as origin:
         yield Api(origin, tls_files["ca"])
+
+
+FLOOD_QUOTA = 1200  # leases of up to 12 units (1 %) per process
+
+
+@pytest.fixture(scope="module")
+def flood_servers(server_env, webhooks_env, tls_files, tmp_path_factory) -> Iterator[tuple[Api, Api]]:
+    """The api and the dispatcher, 2 workers each, sharing a budget large enough for leases."""
+    url, logs = redis_url(), tmp_path_factory.mktemp("rate-limit-flood")
+    with key_prefix(url, "dps-contract-flood") as prefix:
+        env = {"REDIS_URL": url, "RATE_LIMIT_KEY_PREFIX": prefix, "RATE_LIMIT_ORGANIZATION": f"{FLOOD_QUOTA}/minute"}
+        with gunicorn("dps_api.wsgi:create()", {**server_env, **env}, tls_files, logs / "api.log") as api, \
+                gunicorn("dps_webhooks.wsgi:create()", {**webhooks_env, **env}, tls_files, logs / "hooks.log") as hooks:
+            yield Api(api, tls_files["ca"]), Api(hooks, tls_files["ca"])
 
 
 def fresh(api: Api) -> Api:
@@ -101,6 +117,29 @@ def test_one_budget_per_organization_across_workers_and_services(limited_api, li
         retry_after = int(resp.headers["Retry-After"])
         assert 1 <= retry_after <= 60 and budget(resp) == ("organization", ORGANIZATION_QUOTA, 60, 0, retry_after)
     assert limited_api.get("/whoami", other.admin).status_code == 200
+
+
+def test_a_concurrent_flood_across_workers_and_services_stays_within_the_budget(flood_servers, make_org):
+    org = make_org("Flood Budget Co")
+    api, hooks = flood_servers
+
+    def flood(n: int) -> list[requests.Response]:
+        # keep-alive clients of their own, spread over both services and (by connection) both workers of each
+        client, path = (Api(api.origin, api.ca_file), "/whoami") if n % 2 else (Api(hooks.origin, hooks.ca_file), "/webhook-configs")
+        return [client.get(path, org.admin) for _ in range(200)]
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = [resp for batch in pool.map(flood, range(8)) for resp in batch]
+    statuses = [resp.status_code for resp in answers]
+    assert set(statuses) <= {200, 429}, set(statuses)
+    served = statuses.count(200)
+    # never over the quota; under it by at most what 4 processes hold of a lease (11 units each, < 4 %)
+    assert FLOOD_QUOTA - 4 * 11 <= served <= FLOOD_QUOTA, served
+    for resp in answers:
+        policy, quota, window, remaining, reset = budget(resp)
+        assert (policy, quota, window) == ("organization", FLOOD_QUOTA, 60) and 0 <= remaining < FLOOD_QUOTA
+        if resp.status_code == 429:
+            assert remaining == 0 and 1 <= int(resp.headers["Retry-After"]) == reset <= 60
 
 
 def test_an_unreachable_redis_fails_open(server_env, tls_files, tmp_path_factory, make_org):

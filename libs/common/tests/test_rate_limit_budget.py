@@ -142,21 +142,24 @@ def test_settings_default_to_the_documented_limits_in_memory() -> None:
 
 def test_settings_name_every_bad_value() -> None:
     env = Env({"REDIS_URL": "http://cache:6379", "RATE_LIMIT_ORGANIZATION": "lots", "RATE_LIMIT_ANONYMOUS": "0/second",
-               "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9"})
+               "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9",
+               "RATE_LIMIT_LEASE_SECONDS": "-1"})
     RateLimitSettings.from_env(env)
     with pytest.raises(SettingsError) as error:
         env.check()
     for name in ("REDIS_URL", "RATE_LIMIT_ORGANIZATION", "RATE_LIMIT_ANONYMOUS", "RATE_LIMIT_TRUSTED_PROXIES",
-                 "RATE_LIMIT_STORE_TIMEOUT_SECONDS"):
+                 "RATE_LIMIT_STORE_TIMEOUT_SECONDS", "RATE_LIMIT_LEASE_SECONDS"):
         assert name in str(error.value)
 
 
 def test_settings_read_limits_and_off() -> None:
     settings = RateLimitSettings.from_env(Env({
-        "REDIS_URL": "redis://cache:6379/2", "RATE_LIMIT_ORGANIZATION": "6000 per minute", "RATE_LIMIT_ANONYMOUS": "off"}))
+        "REDIS_URL": "redis://cache:6379/2", "RATE_LIMIT_ORGANIZATION": "6000 per minute", "RATE_LIMIT_ANONYMOUS": "off",
+        "RATE_LIMIT_LEASE_SECONDS": "0"}))
     limit = settings.organization_limit()
     assert limit is not None and (limit.amount, limit.get_expiry()) == (6000, 60)
-    assert settings.anonymous_limit() is None and settings.shared
+    assert settings.anonymous_limit() is None and settings.shared and settings.lease_seconds == 0
+    assert RateLimitSettings().lease_seconds == 0.05
 
 
 def _request(remote: str, forwarded: str | None = None) -> falcon.Request:

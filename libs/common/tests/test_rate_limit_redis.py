@@ -174,6 +174,15 @@ def test_a_flood_takes_leases_and_the_headers_stay_exact_in_one_process(url: str
     assert 0 <= held < 1000  # counted in Redis ahead of use, at most one lease
 
 
+def test_leases_can_be_turned_off(url: str, prefix: str) -> None:
+    policy = Policy("organization", parse("100000/minute"))
+    budget = Budget(RedisCounter(url, prefix, 1.0), "redis-no-leases", lease_seconds=0)  # RATE_LIMIT_LEASE_SECONDS=0
+    before = _takes("redis-no-leases")
+    assert all(budget.spend(policy, "org-1").allowed for _ in range(300))
+    assert _takes("redis-no-leases") - before == 300
+    assert _redis_count(url, prefix, policy, "org-1").current_count == 300
+
+
 def test_two_flooding_budgets_report_what_remains_within_their_leases(url: str, prefix: str) -> None:
     policy = Policy("organization", parse("100000/minute"))
     budgets = [_budget(url, prefix, service="redis-two-headers"), _budget(url, prefix, service="redis-two-headers")]

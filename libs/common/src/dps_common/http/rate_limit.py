@@ -46,7 +46,8 @@ def install_rate_limits(app: falcon.App[Any, Any], settings: RateLimitSettings, 
             "no REDIS_URL: rate limits are counted per process (memory://), not across processes and replicas",
             extra={"service": service},
         )
-    budget = Budget(open_counter(settings.storage_url, settings.key_prefix, settings.store_timeout_seconds), service)
+    budget = Budget(open_counter(settings.storage_url, settings.key_prefix, settings.store_timeout_seconds), service,
+                    lease_seconds=settings.lease_seconds)
     app.add_middleware(RateLimits(
         budget,
         Policy(ORGANIZATION_POLICY, organization) if organization else None,

@@ -36,6 +36,9 @@ class RateLimitSettings:
     anonymous: str = DEFAULT_ANONYMOUS_LIMIT  # per client address, unauthenticated requests, "off" for none
     key_prefix: str = "dps-rate-limits"  # one Redis may serve several installations (and tests)
     store_timeout_seconds: float = 0.2  # a store slower than this is treated as down (fail open)
+    # how much of a process's own traffic for a key one round trip leases (dps_common.ratelimit.budget);
+    # 0: one round trip per request
+    lease_seconds: float = 0.05
     trusted_proxies: tuple[Network, ...] = field(default=())  # whose X-Forwarded-For names the client
 
     @property
@@ -60,6 +63,7 @@ class RateLimitSettings:
             anonymous=_limit(env, "RATE_LIMIT_ANONYMOUS", DEFAULT_ANONYMOUS_LIMIT),
             key_prefix=env.str("RATE_LIMIT_KEY_PREFIX", cls.key_prefix),
             store_timeout_seconds=env.float("RATE_LIMIT_STORE_TIMEOUT_SECONDS", 0.2, minimum=0.01, maximum=5),
+            lease_seconds=env.float("RATE_LIMIT_LEASE_SECONDS", cls.lease_seconds, minimum=0, maximum=1),
             trusted_proxies=_networks(env, "RATE_LIMIT_TRUSTED_PROXIES"),
         )
         return settings

@@ -174,6 +174,22 @@ def test_a_flood_takes_leases_and_the_headers_stay_exact_in_one_process(url: str
     assert 0 <= held < 1000  # counted in Redis ahead of use, at most one lease
 
 
+def test_the_next_lease_is_taken_before_this_one_runs_out(url: str, prefix: str) -> None:
+    clock, policy = _Clock(), Policy("organization", parse("100000/minute"))
+    budget = _budget(url, prefix, clock, "redis-refill")
+    held_at_trips = []
+    for _ in range(1000):
+        clock.now += 0.001  # 1,000 requests a second: leases of about 50
+        key = budget._keys.get(("organization", "org-1"))
+        held, before = (key.units if key else 0), _takes("redis-refill")
+        assert budget.spend(policy, "org-1").allowed
+        if _takes("redis-refill") > before:
+            held_at_trips.append(held)
+    assert len(held_at_trips) < 1000 / 10
+    # after the first leases, every trip was made with units still in hand: no request waited for one
+    assert all(held > 0 for held in held_at_trips[3:]), held_at_trips
+
+
 def _allowed(service: str) -> float:
     return sum(s.value for family in DECISIONS.collect() for s in family.samples
                if s.name.endswith("_total") and s.labels.get("service") == service and s.labels.get("outcome") == "allowed")

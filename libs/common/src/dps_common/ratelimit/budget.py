@@ -6,34 +6,42 @@ metric counts it and a log line says so, at most once per ``log_every`` seconds;
 alone for ``retry_after`` seconds so that an outage costs each request nothing.
 
 Fewer round trips than requests. One round trip to Redis per request cost about 120 us of client
-CPU against whoami's 350 us, so no faster call could meet the budget of 75 % of a bare app's
-throughput; the calls themselves had to become rarer. Two mechanisms, per process and per key (a
-policy and an organization or address), both keeping the shared counter the only authority:
+CPU against whoami's 350 us (more under gevent, with the greenlets that wait for it), so no faster
+call could meet the budget of 75 % of a bare app's throughput; the calls had to become rarer. Two
+mechanisms, per process and per key (a policy and an organization or address), both keeping the
+shared counter the only authority:
 
 - **Leases.** A round trip takes one unit for the request at hand plus, when the window has room,
   ``size - 1`` more that this process then spends locally. ``size`` follows the process's own rate
-  for the key: about ``lease_seconds`` of its recent traffic (1 below 1 / ``lease_seconds``
-  requests a second, so light traffic is counted exactly, one take per request as before), and at
-  most ``lease_share`` of the quota. The units are counted in Redis when leased, so no process ever
-  spends a unit the shared counter has not granted: the budget is never overrun by a lease. The
-  price is the other way: units leased and not spent before the window they were counted in ends
-  are lost (they lapse then: spent in the next window they would weigh as the last window's, less
-  than a whole unit), so a client at its quota may be refused up to ``size - 1`` units early per
-  busy process, at most ``lease_share`` of the quota each. Under a flood the round trips fall to
-  about 1 / (``lease_seconds`` x rate) of the requests (1 % at 2,000 requests a second).
+  for the key: about ``lease_seconds`` of its recent traffic (RATE_LIMIT_LEASE_SECONDS, 50 ms; 1
+  below 20 requests a second, so light traffic is counted exactly, one take per request as before),
+  and at most ``lease_share`` (1 %) of the quota, so quotas under 200 per window never lease. When
+  half a lease is spent, the request that spent it takes the next one, so under steady load no
+  request waits for Redis (the others spend the rest meanwhile). The units are counted in Redis when
+  leased, so no process ever spends a unit the shared counter has not granted: leases never overrun
+  the budget. The price is the other way: units leased and not spent before the window they were
+  counted in ends lapse (spent in the next window they would weigh as the last window's, less than
+  a whole unit), so a client at its quota may be refused early by what the busy processes hold, at
+  most 1 % of the quota each. Under a flood the round trips fall to about 1 / (rate x 25 ms) of the
+  requests (2 % at 2,000 requests a second per process; the bench measures 1 to 2 %).
 - **Refusals remembered.** A refused take tells when the next unit frees (the sliding window's
   arithmetic in ``decide``); until then this process refuses the key without asking, so a client
   over its budget costs no round trip, however fast it retries. Redis is asked again at that
   moment, so nothing is refused longer than the shared counter would.
 
+Why ``limits``' own scripts suffice: a take is ``limits``' acquire script for the request's unit and
+again for the rest of the lease, in one pipeline with its window read (``counters``); near the end
+of the budget the second part fails alone and the request is still served.
+
 Not chosen: counting locally and flushing increments to Redis in batches every few ms (a background
 greenlet per process). It costs as few round trips, but decides before the shared count is known,
 so N processes can each overrun the quota by what they admit between flushes, and the flusher has
-to be started after gunicorn forks and stopped cleanly. Leases need no background work at all.
+to be started after gunicorn forks and stopped cleanly. Leases need no background work: the round
+trips happen in requests, and under gevent's worker the locks here are gevent's.
 
 The headers stay truthful within the same bounds: ``remaining`` is what the last round trip saw
 minus what this process has spent since (exact with one process or light traffic; otherwise off by
-what other processes spent since or hold unspent), and ``reset`` is aged from that moment.
+what other processes spent since their trip or hold unspent), and ``reset`` is aged from that moment.
 """
 
 from __future__ import annotations

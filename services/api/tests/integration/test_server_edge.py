@@ -11,6 +11,7 @@ import pytest
 from dps_common.testing import edge_checks as edge
 from dps_common.testing.processes import gunicorn, write_tls_files
 from dps_common.testing.provisioning import Admin
+from dps_common.testing.rate_limits import UNTHROTTLED
 
 PEPPER = "edge-test-pepper-0123456789abcdef0123456789abcdef"
 WHOAMI = "/external/v1/whoami"
@@ -26,6 +27,7 @@ def server_env(database_url: str) -> dict[str, str]:
         "CURSOR_SECRET": "edge-test-cursor-0123456789abcdef0123456789",
         "LOG_LEVEL": "WARNING",
         **edge.TEST_TIMEOUTS_ENV,
+        **UNTHROTTLED,  # hundreds of requests under one key within a second; budgets: test_rate_limits
     }
 
 

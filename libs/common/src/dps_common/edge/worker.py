@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 LINGER_SECONDS = 2.0  # after the last answer on a connection closed with unread input
+# What a lingering close reads and drops at most: a client still sending an oversized body (the 413
+# comes at 10 MB) must finish its write and read the answer, not meet a reset; gunicorn's own cap
+# (64 KB) is far below one upload's remainder. The time bound holds either way.
+LINGER_BYTES = 32 * 1024 * 1024
 
 
 class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hints
@@ -139,7 +143,7 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
             linger = True
         finally:
             if linger:
-                util.close_graceful(client, timeout=LINGER_SECONDS)
+                util.close_graceful(client, timeout=LINGER_SECONDS, max_drain=LINGER_BYTES)
             else:
                 util.close(client)
 

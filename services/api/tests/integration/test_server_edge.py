@@ -73,6 +73,11 @@ def test_a_body_that_stops_is_answered_408_and_closed(origin, ca, key_headers):
     edge.stalled_body_cut_off(origin, ca[1], PRODUCTS, key_headers, within=10)
 
 
+def test_a_keyed_post_whose_body_stops_is_answered_408_too(origin, ca, key_headers):
+    """The idempotency middleware reads the body first, through the same bounded read."""
+    edge.stalled_body_cut_off(origin, ca[1], PRODUCTS, {**key_headers, "Idempotency-Key": "edge-stall-1"}, within=10)
+
+
 @pytest.mark.parametrize(
     ("target", "header_lines", "status", "code"),
     [

@@ -25,15 +25,22 @@ def too_large() -> PayloadTooLarge:
     return PayloadTooLarge(f"Request body exceeds the {MAX_BODY_BYTES // (1024 * 1024)} MB limit.")
 
 
-def read_body(req: falcon.Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The raw body, at most ``limit`` bytes read whether or not a Content-Length was sent."""
+def read_body(req: falcon.Request) -> bytes:
+    """The raw body, at most 10 MB read whether or not a Content-Length was sent. Read once per request
+    and kept on its context: a middleware that needs the bytes (``dps_common.http.idempotency``) and the
+    responder after it see the same body."""
+    cached: bytes | None = req.context.get("raw_body")
+    if cached is not None:
+        return cached
     length = req.content_length
-    if length is not None and length > limit:
+    if length is not None and length > MAX_BODY_BYTES:
         raise too_large()
     try:
-        return req.bounded_stream.read(length) if length is not None else _read_chunked(req, limit)
+        body = req.bounded_stream.read(length) if length is not None else _read_chunked(req, MAX_BODY_BYTES)
     except TimeoutError:  # the server's body read deadline (dps_common.edge.reading) passed
         raise RequestTimeout("The request body was not received in time.") from None
+    req.context.raw_body = body
+    return body
 
 
 def _read_chunked(req: falcon.Request, limit: int) -> bytes:
@@ -85,6 +92,16 @@ def _nul_field(value: Any, loc: Location = ()) -> Location | None:
 
 
 def parse_body(req: falcon.Request, model: type[M]) -> M:
+    """The body as ``model``, validated once per request (a middleware may have validated it first)."""
+    parsed = req.context.get("parsed_body")
+    if parsed is not None and isinstance(parsed, model):
+        return parsed
+    value = _parse(req, model)
+    req.context.parsed_body = value
+    return value
+
+
+def _parse(req: falcon.Request, model: type[M]) -> M:
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaType("Requests with a body must be sent as Content-Type: application/json.")

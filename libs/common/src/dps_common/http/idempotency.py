@@ -11,7 +11,6 @@ of the answers kept) a bounded batch of expired keys is deleted on the way out."
 
 from __future__ import annotations
 
-import io
 import logging
 import random
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from typing import Any
 
 import falcon
 
-from dps_common.http.bodies import MAX_BODY_BYTES, parse_body, too_large
+from dps_common.http.bodies import parse_body, read_body
 from dps_common.idempotency.rules import (
     KEPT_HEADERS,
     KEY_HEADER,
@@ -34,7 +33,6 @@ from dps_common.idempotency.store import Claim, IdempotencyStore
 
 log = logging.getLogger("dps.idempotency")
 PURGE_CHANCE = 0.01
-_READ_CHUNK = 64 * 1024
 
 
 class IdempotencyMiddleware:
@@ -60,10 +58,9 @@ class IdempotencyMiddleware:
         if given is None or operation is None or principal is None:
             return
         key = valid_key(given)
-        body = _read_body(req)
+        body = read_body(req)  # kept on the request: the responder reads the same bytes
         if operation.body is not None and (operation.body_required or body or req.content_type is not None):
             parse_body(req, operation.body)  # refused here (400, 415): nothing to keep, no claim
-            _put_back(req, body)
         path = f"{req.path}?{req.query_string}" if req.query_string else req.path
         outcome = self._store.claim(principal.organization_id, key, RequestSignature("POST", path, body_fingerprint(body)))
         if isinstance(outcome, Claim):
@@ -87,32 +84,6 @@ class IdempotencyMiddleware:
         except Exception:
             # the answer stands (its work is done); the key stays claimed until its lease ends
             log.exception("idempotency key not updated", extra={"requestId": req.context.get("request_id")})
-
-
-def _read_body(req: falcon.Request) -> bytes:
-    """The whole body, at most 10 MB (else 413), read from the WSGI input and put back in its place
-    for the responder: the input is read here before anything wraps it (``bounded_stream``)."""
-    length = req.content_length
-    if length is not None:
-        if length > MAX_BODY_BYTES:
-            raise too_large()
-        body = req.stream.read(length)
-    else:  # chunked: read to the end, one chunk past the limit at most
-        parts: list[bytes] = []
-        size = 0
-        while chunk := req.stream.read(min(_READ_CHUNK, MAX_BODY_BYTES + 1 - size)):
-            parts.append(chunk)
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise too_large()
-        body = b"".join(parts)
-    _put_back(req, body)
-    return body
-
-
-def _put_back(req: falcon.Request, body: bytes) -> None:
-    req.stream = req.env["wsgi.input"] = io.BytesIO(body)
-    req._bounded_stream = None  # re-wrapped on first use, around the copy
 
 
 def _answer(resp: falcon.Response) -> StoredResponse:

@@ -11,8 +11,6 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
-from dps_common.http.idempotency import IdempotencyMiddleware
-from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
@@ -44,9 +42,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, key_events
         engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-api")
         tx = Transactions.for_engine(engine)
     ctx = build_context(settings, tx)
-    api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)})
-    install_rate_limits(api.app, settings.rate_limits, "api")  # before idempotency: a refused request claims no key
-    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
+    api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)},
+              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
     if key_events:
         start_key_events(settings.amqp_url, settings.events_exchange, ctx.authenticator)

@@ -15,8 +15,6 @@ from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
-from dps_common.http.idempotency import IdempotencyMiddleware
-from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
@@ -79,9 +77,8 @@ def create_app(
     authenticator = key_authenticator(settings)
     if key_events:
         start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
-    api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)})
-    install_rate_limits(api.app, settings.rate_limits, "billing-connector")  # before idempotency: a refused request claims no key
-    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
+    api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)},
+              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
     api.publish_openapi(TITLE, API_VERSION, events=EVENTS)
     api.app.context = ctx

@@ -13,8 +13,6 @@ from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
-from dps_common.http.idempotency import IdempotencyMiddleware
-from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
@@ -53,9 +51,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, key_events
     authenticator = key_authenticator(settings)
     if key_events:
         start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
-    api = Api("webhook-dispatcher", authenticator, {"database": lambda: _ping(tx)})
-    install_rate_limits(api.app, settings.rate_limits, "webhook-dispatcher")  # before idempotency: a refused request claims no key
-    api.app.add_middleware(IdempotencyMiddleware(IdempotencyStore(tx, ctx.now)))  # after auth: keyed POSTs only
+    api = Api("webhook-dispatcher", authenticator, {"database": lambda: _ping(tx)},
+              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
     api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)
     api.app.context = ctx

@@ -12,11 +12,15 @@ from dps_common.event_catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
 from dps_common.http.health import Liveness, Metrics, Readiness
+from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
 from dps_common.http.openapi import build_document
 from dps_common.http.openapi_events import add_event_catalogue
+from dps_common.http.rate_limit import install_rate_limits
+from dps_common.idempotency.store import IdempotencyStore
 from dps_common.openapi_parts import Assembled, DocumentAssembler, fetch_json
+from dps_common.ratelimit.settings import RateLimitSettings
 
 API_PREFIX = "/external/v1"
 INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never routes it
@@ -32,11 +36,19 @@ class ServiceApp(falcon.App[falcon.Request, falcon.Response]):
 class Api:
     """The app plus the list of keyed routes, so the OpenAPI document lists exactly what is served."""
 
-    def __init__(self, service: str, authenticator: KeyAuthenticator, ready_checks: dict[str, Callable[[], None]]):
+    def __init__(
+        self, service: str, authenticator: KeyAuthenticator, ready_checks: dict[str, Callable[[], None]], *,
+        rate_limits: RateLimitSettings | None = None, idempotency: IdempotencyStore | None = None,
+    ):
         self.app = ServiceApp(
             middleware=[RequestContext(), AuthMiddleware(authenticator), Observability(service)],
             media_type=falcon.MEDIA_JSON,
         )
+        # after auth, in this order: a request over its budget is refused before it claims a key
+        if rate_limits is not None:
+            install_rate_limits(self.app, rate_limits, service)
+        if idempotency is not None:
+            self.app.add_middleware(IdempotencyMiddleware(idempotency))
         handler = JsonHandler()
         self.app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
         self.app.req_options.media_handlers[falcon.MEDIA_JSON] = handler

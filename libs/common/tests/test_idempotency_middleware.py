@@ -30,7 +30,12 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.http.operations import Operation
 from dps_common.idempotency import IdempotencyStore, idempotency_table
-from dps_common.idempotency.migration import create_idempotency_keys, drop_idempotency_keys
+from dps_common.idempotency.migration import (
+    create_idempotency_keys,
+    drop_idempotency_keys,
+    scope_idempotency_keys_by_client,
+    unscope_idempotency_keys_by_client,
+)
 from dps_common.idempotency.rules import LEASE, RequestSignature, StoredResponse, body_fingerprint
 from dps_common.json import dumps
 from dps_common.testing.services import fresh_database
@@ -53,7 +58,11 @@ def migrated(database_url: str, migration: Callable[[Operations], None]) -> Iter
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    with fresh_database("dps_idempotency_test") as url, migrated(url, create_idempotency_keys):
+    with (
+        fresh_database("dps_idempotency_test") as url,
+        migrated(url, create_idempotency_keys),
+        migrated(url, scope_idempotency_keys_by_client),
+    ):
         yield url
 
 
@@ -167,7 +176,7 @@ def test_a_retry_while_the_first_runs_is_409_then_the_answer_is_replayed(client,
 
 def test_a_lapsed_lease_lets_a_retry_run_the_request_again_but_not_another_request(client, items, tx, store):
     org = uuid4()
-    claim = store.claim(org, "k2", _signature({"name": "a"}))  # a run whose process then died
+    claim = store.claim(org, "key", "k2", _signature({"name": "a"}))  # a run whose process then died
     assert post(client, org, "k2").status_code == 409
     with tx() as session:
         session.execute(update(KEYS).where(KEYS.c.organization_id == org).values(locked_until=datetime.now(UTC) - timedelta(seconds=1)))
@@ -255,7 +264,7 @@ def test_expired_keys_are_purged_on_the_way_out_and_live_ones_kept(store, items,
 def test_purge_deletes_a_bounded_batch(store, tx):
     org = uuid4()
     for n in range(5):
-        store.claim(org, f"p{n}", _signature({"n": n}))
+        store.claim(org, "key", f"p{n}", _signature({"n": n}))
     with tx() as session:
         session.execute(update(KEYS).where(KEYS.c.organization_id == org).values(expires_at=datetime.now(UTC) - LEASE))
     assert store.purge_expired(limit=3) == 3
@@ -265,9 +274,14 @@ def test_purge_deletes_a_bounded_batch(store, tx):
     assert store.purge_expired(limit=3) == 2
 
 
-def test_the_downgrade_helper_removes_the_table():
+def test_the_downgrade_helpers_remove_the_table():
     with fresh_database("dps_idempotency_down") as url:
-        with migrated(url, create_idempotency_keys), migrated(url, drop_idempotency_keys):
+        with (
+            migrated(url, create_idempotency_keys),
+            migrated(url, scope_idempotency_keys_by_client),
+            migrated(url, unscope_idempotency_keys_by_client),
+            migrated(url, drop_idempotency_keys),
+        ):
             engine = create_engine(sqlalchemy_url(url))
             try:
                 assert inspect(engine).get_table_names() == []

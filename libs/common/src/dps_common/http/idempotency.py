@@ -62,7 +62,9 @@ class IdempotencyMiddleware:
         if operation.body is not None and (operation.body_required or body or req.content_type is not None):
             parse_body(req, operation.body)  # refused here (400, 415): nothing to keep, no claim
         path = f"{req.path}?{req.query_string}" if req.query_string else req.path
-        outcome = self._store.claim(principal.organization_id, key, RequestSignature("POST", path, body_fingerprint(body)))
+        outcome = self._store.claim(
+            principal.organization_id, principal.key_id, key, RequestSignature("POST", path, body_fingerprint(body))
+        )
         if isinstance(outcome, Claim):
             req.context.idempotency_claim = outcome
             return

@@ -37,3 +37,33 @@ def create_idempotency_keys(op: MigrationOps) -> None:
 def drop_idempotency_keys(op: MigrationOps) -> None:
     op.drop_index("ix_idempotency_keys_expires_at", table_name=TABLE_NAME)
     op.drop_table(TABLE_NAME)
+
+
+# 0008 (api) / 0003 (dispatcher, connector): a key is scoped to the client (the API key) that sent
+# it, as in the IETF draft, so the client's id joins the primary key. The rows kept until then are
+# deleted: their client is unknown, and an answer that carried a secret was kept in plaintext (a
+# retry of a request answered before the upgrade runs it again, as after 24 hours).
+_SCOPE_BY_CLIENT = (
+    f"DELETE FROM {TABLE_NAME}",
+    f"ALTER TABLE {TABLE_NAME} "
+    "ADD COLUMN client_key_id VARCHAR(32) NOT NULL, "
+    "DROP CONSTRAINT pk_idempotency_keys, "
+    "ADD CONSTRAINT pk_idempotency_keys PRIMARY KEY (organization_id, client_key_id, key)",
+)
+_UNSCOPE_BY_CLIENT = (
+    f"DELETE FROM {TABLE_NAME}",  # two clients' rows under one key would collide
+    f"ALTER TABLE {TABLE_NAME} "
+    "DROP CONSTRAINT pk_idempotency_keys, "
+    "DROP COLUMN client_key_id, "
+    "ADD CONSTRAINT pk_idempotency_keys PRIMARY KEY (organization_id, key)",
+)
+
+
+def scope_idempotency_keys_by_client(op: MigrationOps) -> None:
+    for statement in _SCOPE_BY_CLIENT:
+        op.execute(statement)
+
+
+def unscope_idempotency_keys_by_client(op: MigrationOps) -> None:
+    for statement in _UNSCOPE_BY_CLIENT:
+        op.execute(statement)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 from uuid import UUID
 
-from sqlalchemy import CursorResult, Result, and_, delete, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, CursorResult, Result, and_, delete, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 
 from dps_common.db import Transactions
@@ -34,6 +34,7 @@ from dps_common.ids import new_id
 log = logging.getLogger("dps.idempotency")
 _ATTEMPTS = 3  # a claim meets a row that vanishes (its run released it) at most this often in a row
 PURGE_BATCH = 500
+_PRIMARY_KEY = ("organization_id", "client_key_id", "key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class Claim:
     """A key held by one run of its request."""
 
     organization_id: UUID
+    client_key_id: str  # the API key that sent the request: another key's same key is another request
     key: str
     claim_id: UUID
 
@@ -54,16 +56,19 @@ class IdempotencyStore:
         self._tx = tx
         self._now = now
 
-    def claim(self, organization_id: UUID, key: str, request: RequestSignature) -> Claim | StoredResponse:
-        """The claim to run ``request`` under ``key``, or the answer kept for it (a replay).
+    def claim(
+        self, organization_id: UUID, client_key_id: str, key: str, request: RequestSignature
+    ) -> Claim | StoredResponse:
+        """The claim to run ``request`` under ``key`` of the client ``client_key_id`` (the API key
+        that sent it), or the answer kept for it (a replay).
 
         409 while another run of it holds the key; 422 when the key is bound to another request.
         An expired key, or a lapsed lease of the same request, is taken over."""
         for _ in range(_ATTEMPTS):
-            claim = self._try_claim(organization_id, key, request)
+            claim = self._try_claim(Claim(organization_id, client_key_id, key, new_id()), request)
             if claim is not None:
                 return claim
-            row = self._find(organization_id, key)
+            row = self._find(organization_id, client_key_id, key)
             if row is None:
                 continue  # released between the two statements: claim again
             same_request(RequestSignature(row.request_method, row.request_path, row.request_fingerprint), request)
@@ -72,12 +77,12 @@ class IdempotencyStore:
             return StoredResponse(row.response_status, dict(row.response_headers or {}), bytes(row.response_body or b""))
         raise in_progress()
 
-    def _try_claim(self, organization_id: UUID, key: str, request: RequestSignature) -> Claim | None:
+    def _try_claim(self, claim: Claim, request: RequestSignature) -> Claim | None:
         now = self._now()
-        claim = Claim(organization_id, key, new_id())
         values: dict[str, Any] = {
-            "organization_id": organization_id,
-            "key": key,
+            "organization_id": claim.organization_id,
+            "client_key_id": claim.client_key_id,
+            "key": claim.key,
             "claim_id": claim.claim_id,
             "request_method": request.method,
             "request_path": request.path,
@@ -102,16 +107,18 @@ class IdempotencyStore:
         # Two claims racing on one key serialize on the row: the second re-checks the condition
         # against the first's row, finds it live, and returns nothing.
         statement = inserting.on_conflict_do_update(
-            index_elements=[T.c.organization_id, T.c.key],
-            set_={name: new[name] for name in values if name not in ("organization_id", "key")},
+            index_elements=[T.c.organization_id, T.c.client_key_id, T.c.key],
+            set_={name: new[name] for name in values if name not in _PRIMARY_KEY},
             where=or_(T.c.expires_at <= now, lapsed_run_of_same_request),
         ).returning(T.c.claim_id)
         with self._tx() as session:
             taken = session.execute(statement).scalar_one_or_none()
         return claim if taken is not None else None
 
-    def _find(self, organization_id: UUID, key: str) -> Any:
-        query = select(T).where(T.c.organization_id == organization_id, T.c.key == key)
+    def _find(self, organization_id: UUID, client_key_id: str, key: str) -> Any:
+        query = select(T).where(
+            T.c.organization_id == organization_id, T.c.client_key_id == client_key_id, T.c.key == key
+        )
         with self._tx.read() as session:
             return session.execute(query).one_or_none()
 
@@ -119,7 +126,7 @@ class IdempotencyStore:
         """Store the answer of the claim's run: from now on the key replays it."""
         statement = (
             update(T)
-            .where(T.c.organization_id == claim.organization_id, T.c.key == claim.key, T.c.claim_id == claim.claim_id)
+            .where(_held_by(claim))
             .values(
                 locked_until=None,
                 response_status=response.status,
@@ -134,23 +141,30 @@ class IdempotencyStore:
 
     def release(self, claim: Claim) -> None:
         """Forget the claim: the request left nothing to replay, and a retry runs it again."""
-        statement = delete(T).where(
-            T.c.organization_id == claim.organization_id, T.c.key == claim.key, T.c.claim_id == claim.claim_id
-        )
+        statement = delete(T).where(_held_by(claim))
         with self._tx() as session:
             session.execute(statement)
 
     def purge_expired(self, limit: int = PURGE_BATCH) -> int:
         """Delete up to ``limit`` expired keys (rows another purge is deleting are skipped)."""
         expired = (
-            select(T.c.organization_id, T.c.key)
+            select(T.c.organization_id, T.c.client_key_id, T.c.key)
             .where(T.c.expires_at <= self._now())
             .limit(limit)
             .with_for_update(skip_locked=True)
         )
-        statement = delete(T).where(tuple_(T.c.organization_id, T.c.key).in_(expired))
+        statement = delete(T).where(tuple_(T.c.organization_id, T.c.client_key_id, T.c.key).in_(expired))
         with self._tx() as session:
             return _rowcount(session.execute(statement))
+
+
+def _held_by(claim: Claim) -> ColumnElement[bool]:
+    return and_(
+        T.c.organization_id == claim.organization_id,
+        T.c.client_key_id == claim.client_key_id,
+        T.c.key == claim.key,
+        T.c.claim_id == claim.claim_id,
+    )
 
 
 def _rowcount(result: Result[Any]) -> int:

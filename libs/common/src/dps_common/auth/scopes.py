@@ -37,6 +37,9 @@ class Scope(StrEnum):
     WEBHOOKS_MANAGE = "webhooks:manage"
     BILLING_MANAGE = "billing:manage"
     BILLING_PUSH = "billing:push"
+    # no role's: only a console credential of an admin, or of a user granted API-key access
+    # (``Principal.has``); an integration key never holds it, whatever its role
+    API_KEYS_MANAGE = "api-keys:manage"
 
 
 _VIEW_ONLY = frozenset(
@@ -61,5 +64,5 @@ _USER = _VIEW_ONLY | {
 ROLE_SCOPES: dict[Role, frozenset[Scope]] = {
     Role.VIEW_ONLY: _VIEW_ONLY,
     Role.USER: frozenset(_USER),
-    Role.ADMIN: frozenset(Scope),
+    Role.ADMIN: frozenset(Scope) - {Scope.API_KEYS_MANAGE},
 }

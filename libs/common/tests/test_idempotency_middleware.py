@@ -77,11 +77,13 @@ class Item(BaseModel):
 
 
 class AsOrganization:
-    """Stands in for the auth middleware: the principal of the organization named in ``x-org``."""
+    """Stands in for the auth middleware: the principal of the organization named in ``x-org``, its
+    API key's id from ``x-client`` (``key`` by default)."""
 
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]) -> None:
         if req.get_header("x-org"):
-            req.context.principal = Principal(UUID(req.get_header("x-org")), "Org", uuid4(), Role.ADMIN, "key")
+            client = req.get_header("x-client") or "key"  # the API key's id (principal.key_id)
+            req.context.principal = Principal(UUID(req.get_header("x-org")), "Org", uuid4(), Role.ADMIN, client)
 
 
 class Items:
@@ -185,6 +187,21 @@ def test_a_lapsed_lease_lets_a_retry_run_the_request_again_but_not_another_reque
     assert taken_over.status_code == 201 and items.runs == 1
     store.keep(claim, _stored())  # the dead run's late answer does not overwrite the new one
     assert post(client, org, "k2").json == {"run": 1, "name": "a"}
+
+
+def test_keys_are_per_client_another_api_key_of_the_organization_runs_its_own_request(client, items, tx):
+    org = uuid4()
+    first = post(client, org, "shared", headers={"x-client": "key-a"})
+    other = post(client, org, "shared", headers={"x-client": "key-b"})  # same key, same body, another client
+    assert (first.status_code, first.json) == (201, {"run": 1, "name": "a"})
+    assert (other.status_code, other.json) == (201, {"run": 2, "name": "a"})
+    assert "Idempotent-Replayed" not in other.headers
+    for client_key_id, run in (("key-a", 1), ("key-b", 2)):  # each client's retry replays its own answer
+        retry = post(client, org, "shared", headers={"x-client": client_key_id})
+        assert retry.headers["Idempotent-Replayed"] == "true" and retry.json["run"] == run
+    assert items.runs == 2
+    assert sorted(row.client_key_id for row in rows(tx, org)) == ["key-a", "key-b"]
+    assert post(client, org, "shared", {"name": "b"}, headers={"x-client": "key-b"}).status_code == 422
 
 
 def _signature(body: dict[str, Any]) -> RequestSignature:

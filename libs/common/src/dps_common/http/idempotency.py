@@ -4,10 +4,14 @@ Added after the auth middleware (``app.add_middleware``), so a request refused f
 scope (401, 403) never claims a key. Before the responder runs, the middleware checks the key
 (400), reads the body once (413) and validates it against the operation's body model (400, 415):
 a request refused before execution keeps nothing, as with Stripe. It then claims the key for the
-organization: a first request runs and its answer is kept (``rules.is_kept``) or the key released;
+client: a first request runs and its answer is kept (``rules.is_kept``) or the key released;
 a retry of the same request gets the kept answer with ``Idempotent-Replayed: true``; another
-request under the key is 422, a retry while the first still runs 409. Now and then (``purge_chance``
-of the answers kept) a bounded batch of expired keys is deleted on the way out."""
+request under the key is 422, a retry while the first still runs 409. Keys are scoped to the client:
+the organization and the API key that sent the request (``principal.key_id``, as in the IETF draft).
+An operation's ``secret_fields`` are never kept: the kept answer holds them as null, with a
+``secretShownOnce`` notice (``dps_common.idempotency.redaction``), so a replay shows no secret.
+Now and then (``purge_chance`` of the answers kept) a bounded batch of expired keys is deleted on
+the way out."""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from typing import Any
 import falcon
 
 from dps_common.http.bodies import parse_body, read_body
+from dps_common.http.operations import Operation
+from dps_common.idempotency.redaction import redacted
 from dps_common.idempotency.rules import (
     KEPT_HEADERS,
     KEY_HEADER,
@@ -67,6 +73,7 @@ class IdempotencyMiddleware:
         )
         if isinstance(outcome, Claim):
             req.context.idempotency_claim = outcome
+            req.context.idempotency_operation = operation
             return
         _replay(resp, outcome)
 
@@ -77,8 +84,9 @@ class IdempotencyMiddleware:
         if claim is None:
             return
         try:
-            if is_kept(resp.status_code) and resp.stream is None:
-                self._store.keep(claim, _answer(resp))
+            answer = _answer(resp, req.context.idempotency_operation)
+            if answer is not None:
+                self._store.keep(claim, answer)
                 if self._draw() < self._purge_chance:
                     self._store.purge_expired()
             else:
@@ -88,12 +96,21 @@ class IdempotencyMiddleware:
             log.exception("idempotency key not updated", extra={"requestId": req.context.get("request_id")})
 
 
-def _answer(resp: falcon.Response) -> StoredResponse:
-    body = resp.render_body() or b""  # serializes resp.media once; Falcon sends the same bytes
+def _answer(resp: falcon.Response, operation: Operation) -> StoredResponse | None:
+    """What is kept of the answer: ``None`` when it is not kept (``rules.is_kept``, a streamed
+    body, or a body that may hold a secret and cannot be redacted); never a secret."""
+    if not is_kept(resp.status_code) or resp.stream is not None:
+        return None
+    body = bytes(resp.render_body() or b"")  # serializes resp.media once; Falcon sends the same bytes
+    if operation.secret_fields:
+        kept = redacted(body, operation.secret_fields, operation.secret_renewal)
+        if kept is None:
+            return None
+        body = kept
     headers = {name: value for name in KEPT_HEADERS if (value := resp.get_header(name)) is not None}
     if resp.content_type and "Content-Type" not in headers:
         headers["Content-Type"] = resp.content_type
-    return StoredResponse(resp.status_code, headers, bytes(body))
+    return StoredResponse(resp.status_code, headers, body)
 
 
 def _replay(resp: falcon.Response, answer: StoredResponse) -> None:

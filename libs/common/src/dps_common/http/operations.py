@@ -48,3 +48,7 @@ class Operation:
     description: str = ""
     extra_scopes: tuple[Scope, ...] = field(default=())  # scopes that widen the answer, documented only
     operation_id: str = ""
+    # Top-level fields of the answer that carry a secret, shown once: an answer kept for an
+    # Idempotency-Key holds them as null, with a notice (``dps_common.idempotency.redaction``).
+    secret_fields: tuple[str, ...] = ()
+    secret_renewal: str = ""  # how to get a new secret, e.g. "POST /things/{id}/rotate" ({id}: the answer's)

@@ -2,8 +2,8 @@
 what a valid key is, what makes two requests "the same", which answers are kept for replay.
 
 They follow Stripe and the IETF draft "The Idempotency-Key HTTP Header Field"
-(draft-ietf-httpapi-idempotency-key-header): a key names one request of one organization for
-24 hours; the same key with another request is 422, a retry while the first runs is 409."""
+(draft-ietf-httpapi-idempotency-key-header): a key names one request of one client (an API key of
+an organization) for 24 hours; the same key with another request is 422, a retry while the first runs is 409."""
 
 from __future__ import annotations
 

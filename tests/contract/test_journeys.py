@@ -35,7 +35,7 @@ def test_a_quote_approved_pushed_to_billing_with_its_webhooks(webhooks, billing,
     assert (approved["type"], approved["data"]["id"], approved["data"]["status"]) == (
         "quote.approved", quote["id"], "APPROVED")
 
-    pushed = billing.pushed(org.user, quote["id"])
+    pushed = billing.pushed(org.admin, quote["id"])
     assert pushed["status"] == "succeeded", pushed
     received = [verify(endpoint.secret, r) for r in webhooks.wait_received(endpoint.path, 2)]
     [event] = [e for e in received if e["type"] == "billing.quote_pushed"]

@@ -30,7 +30,7 @@ def test_queued_then_running_with_growing_progress_then_succeeded(billing, org):
     quote = billing.approved_quote(org, org.user, [data.line(p["id"]) for p in products])
     slow = billing.stand_in.faults.latency(0.4, path_prefix="/v1/prices")  # products fast, prices slow
     try:
-        resp = billing.push(org.user, quote["id"])
+        resp = billing.push(org.admin, quote["id"])
         assert resp.status_code == 202
         record = resp.json()
         assert record["status"] in ("queued", "running")
@@ -57,7 +57,7 @@ def test_a_failed_push_is_final_and_the_quote_can_be_pushed_again(billing, org):
     hourly = billing.product(org, priceModel="HOURLY", listPrices={"USD": "10.00"})
     scalar = billing.product(org)
     quote = billing.approved_quote(org, org.user, [data.line(hourly["id"])])
-    failed = billing.pushed(org.user, quote["id"])
+    failed = billing.pushed(org.admin, quote["id"])
     assert failed["status"] == "failed" and failed["error"]["code"] and failed["finishedAt"]
     assert billing.read_push(org.user, quote["id"], failed["id"]) == failed  # nothing changes it any more
 
@@ -65,7 +65,7 @@ def test_a_failed_push_is_final_and_the_quote_can_be_pushed_again(billing, org):
     billing.api.ok("POST", f"/pricing-quotes/{quote['id']}/lines", org.user, json=data.line(scalar["id"]),
                    status=(200, 201))
     billing.api.ok("POST", f"/pricing-quotes/{quote['id']}/approval", org.user, status=201)
-    again = billing.pushed(org.user, quote["id"])
+    again = billing.pushed(org.admin, quote["id"])
     assert again["id"] != failed["id"] and again["status"] == "succeeded"
     listed = billing.connector.walk(billing.pushes_path(quote["id"]), org.user, "billingPushes")
     assert [(p["id"], p["status"]) for p in listed] == [(again["id"], "succeeded"), (failed["id"], "failed")]

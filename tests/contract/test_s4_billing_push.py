@@ -58,7 +58,7 @@ def test_a_push_creates_exactly_the_spec_fields(billing, org, account):
     consulting = billing.product(org, name=data.unique("Consulting"), priceModel="HOURLY",
                                  listPrices={"USD": "150.00"})
     crm_id = data.unique("CRM")
-    opportunity = data.opportunity(billing.api, org.user, crmId=crm_id)
+    opportunity = data.opportunity(billing.api, org.admin, crmId=crm_id)
     start = datetime.now(UTC).date() + timedelta(days=30)
     end = start + timedelta(days=60)
     quote = billing.approved_quote(org, org.user, [
@@ -71,7 +71,7 @@ def test_a_push_creates_exactly_the_spec_fields(billing, org, account):
     line = {item["productId"]: item for item in quote["lines"]}
     marks = _marks(billing, account)
 
-    push = billing.pushed(org.user, quote["id"])
+    push = billing.pushed(org.admin, quote["id"])
 
     assert push["status"] == "succeeded", push
     created = _since(billing, account, marks)
@@ -149,7 +149,7 @@ def test_unit_amounts_are_in_the_currencys_minor_units(billing, org, account, cu
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])], currency=currency,
                                    billingFrequency="MONTHLY")
     marks = _marks(billing, account)
-    assert billing.pushed(org.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(org.admin, quote["id"])["status"] == "succeeded"
     [price] = _since(billing, account, marks)["/v1/prices"]
     assert (price.form["currency"], price.form["unit_amount"]) == (currency.lower(), unit_amount)
 
@@ -163,7 +163,7 @@ def test_recurring_follows_the_quote_billing_frequency(billing, org, account, fr
     product = billing.product(org, priceFrequency="MONTHLY", listPrices={"USD": "10.00"})
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])], billingFrequency=frequency)
     marks = _marks(billing, account)
-    assert billing.pushed(org.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(org.admin, quote["id"])["status"] == "succeeded"
     [price] = _since(billing, account, marks)["/v1/prices"]
     months = {"MONTHLY": 1, "SEMI_ANNUAL": 6, "ANNUAL": 12}[frequency]
     assert price.form["recurring"] == recurring
@@ -179,7 +179,7 @@ def test_a_past_start_date_sets_no_effective_date_and_no_end_date_falls_back_to_
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])], startDate=start.isoformat())
     marks = _marks(billing, account)
     before = datetime.now(UTC)
-    assert billing.pushed(org.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(org.admin, quote["id"])["status"] == "succeeded"
     [quote_call] = _since(billing, account, marks)["/v1/quotes"]
     assert quote_call.form["subscription_data"] == {"metadata": {"service_subscription_terms_months": "12"}}
     assert quote_call.form["metadata"]["service_start_date"] == start.isoformat()
@@ -191,7 +191,7 @@ def test_a_quote_without_a_start_date_or_opportunity_sends_neither(billing, org,
     product = billing.product(org)
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])])
     marks = _marks(billing, account)
-    assert billing.pushed(org.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(org.admin, quote["id"])["status"] == "succeeded"
     [quote_call] = _since(billing, account, marks)["/v1/quotes"]
     assert "effective_date" not in quote_call.form["subscription_data"]
     assert {"service_start_date", "service_opportunity_crm_id"}.isdisjoint(quote_call.form["metadata"])
@@ -202,7 +202,7 @@ def test_with_no_supported_line_no_billing_quote_is_created(billing, org, accoun
     ramped_or_hourly = billing.product(org, priceModel="HOURLY", listPrices={"USD": "90.00"})
     quote = billing.approved_quote(org, org.user, [data.line(hourly["id"]), data.line(ramped_or_hourly["id"])])
     marks = _marks(billing, account)
-    push = billing.pushed(org.user, quote["id"])
+    push = billing.pushed(org.admin, quote["id"])
     assert push["status"] == "failed"
     assert push["error"]["code"] == "no_supported_lines"
     assert "no billing quote is created" in push["error"]["message"]
@@ -214,7 +214,7 @@ def test_with_no_supported_line_no_billing_quote_is_created(billing, org, accoun
 def test_every_create_carries_its_own_idempotency_key(billing, org, account):
     quote = billing.simple_quote(org)
     marks = _marks(billing, account)
-    push = billing.pushed(org.user, quote["id"])
+    push = billing.pushed(org.admin, quote["id"])
     calls = [call for calls in _since(billing, account, marks).values() for call in calls]
     keys = [call.idempotency_key for call in calls]
     assert len(calls) == 3 and all(keys) and len(set(keys)) == 3
@@ -227,7 +227,7 @@ def test_the_catalog_version_pinned_to_the_quote_is_pushed(billing, org, account
     billing.api.ok("PATCH", f"/products/{product['id']}", org.admin,
                    json={"name": "Renamed later", "listPrices": {"USD": "99.00"}})
     marks = _marks(billing, account)
-    assert billing.pushed(org.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(org.admin, quote["id"])["status"] == "succeeded"
     created = _since(billing, account, marks)
     assert created["/v1/products"][0].form["name"] == product["name"]
     assert created["/v1/prices"][0].form["unit_amount"] == "4000"
@@ -235,11 +235,11 @@ def test_the_catalog_version_pinned_to_the_quote_is_pushed(billing, org, account
 
 def test_the_push_is_accepted_at_once_and_finished_by_the_worker(billing, org):
     quote = billing.simple_quote(org)
-    resp = billing.push(org.user, quote["id"])
+    resp = billing.push(org.admin, quote["id"])
     assert resp.status_code == 202
     record = resp.json()
     assert resp.headers["Location"].endswith(f"/pricing-quotes/{quote['id']}/billing-pushes/{record['id']}")
-    assert record["quoteId"] == quote["id"] and record["requestedBy"] == org.user.user_id
+    assert record["quoteId"] == quote["id"] and record["requestedBy"] == org.admin.user_id
     assert record["status"] in ("queued", "running")
     assert (record["billingQuoteId"], record["reviewUrl"], record["finishedAt"]) == (None, None, None)
     done = billing.wait_push(org.user, quote["id"], record["id"])
@@ -250,13 +250,13 @@ def test_a_second_request_while_a_push_runs_answers_the_running_push(billing, or
     quote = billing.simple_quote(org)
     slow = billing.stand_in.faults.latency(0.5, path_prefix="/v1/")  # a push of three calls takes 1.5 s at least
     try:
-        first = billing.push(org.user, quote["id"])
+        first = billing.push(org.admin, quote["id"])
         again = billing.push(org.admin, quote["id"])
         assert (first.status_code, again.status_code) == (202, 200)
         assert again.json()["id"] == first.json()["id"]
         billing.wait_push(org.user, quote["id"], first.json()["id"])
     finally:
         billing.stand_in.faults.remove(slow)
-    later = billing.push(org.user, quote["id"])  # once finished, a new push may start
+    later = billing.push(org.admin, quote["id"])  # once finished, a new push may start
     assert later.status_code == 202 and later.json()["id"] != first.json()["id"]
     billing.wait_push(org.user, quote["id"], later.json()["id"])

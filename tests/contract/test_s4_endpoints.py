@@ -250,7 +250,7 @@ def test_deal_groups_require_opportunity_id(api, org):
 
 
 def test_deal_groups_of_an_opportunity(api, org):
-    first, second, alone = (data.opportunity(api, org.user) for _ in range(3))
+    first, second, alone = (data.opportunity(api, org.admin) for _ in range(3))
     both = data.deal_group(api, org.admin, [first["id"], second["id"]])
     only_first = data.deal_group(api, org.admin, [first["id"]])
     only_second = data.deal_group(api, org.admin, [second["id"]])
@@ -263,7 +263,7 @@ def test_deal_groups_of_an_opportunity(api, org):
 
 
 def test_deal_groups_follow_membership_changes(api, org):
-    opportunity = data.opportunity(api, org.user)
+    opportunity = data.opportunity(api, org.admin)
     group = data.deal_group(api, org.admin, [opportunity["id"]])
     api.ok("PATCH", f"/deal-groups/{group['id']}", org.admin, json={"opportunityIds": []})
     assert api.ok("GET", "/deal-groups", org.viewer, params={"opportunityId": opportunity["id"]})["dealGroups"] == []
@@ -286,7 +286,7 @@ def test_unknown_fields_are_dropped_and_the_rest_processed_on_create(api, org, o
 
 
 def test_unknown_fields_are_dropped_on_update(api, org):
-    opportunity = data.opportunity(api, org.user, accountName="Initech")
+    opportunity = data.opportunity(api, org.admin, accountName="Initech")
     unchanged = api.ok("PATCH", f"/opportunities/{opportunity['id']}", org.user, json={"acountName": "Typo", "x": None})
     assert unchanged["accountName"] == "Initech" and unchanged["name"] == opportunity["name"]
     changed = api.ok("PATCH", f"/opportunities/{opportunity['id']}", org.user, json={"name": "Renamed", "stag": "LOST"})

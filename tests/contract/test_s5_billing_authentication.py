@@ -21,7 +21,7 @@ ROLE_TABLE = [
     ("GET", "/billing-connection", "admin"),
     ("POST", "/billing-connection/authorize", "admin"),
     ("DELETE", "/billing-connection", "admin"),
-    ("POST", f"/pricing-quotes/{ID}/billing-pushes", "user"),
+    ("POST", f"/pricing-quotes/{ID}/billing-pushes", "admin"),  # not in the user role (spec section 5)
     ("GET", f"/pricing-quotes/{ID}/billing-pushes", "view only"),
     ("GET", f"/pricing-quotes/{ID}/billing-pushes/{ID}", "view only"),
 ]
@@ -101,16 +101,13 @@ def test_the_callback_and_the_platform_webhooks_take_no_key(billing):
 # --- who may push ----------------------------------------------------------------------------------
 
 
-def test_the_owner_pushes_their_own_quote(billing, connected):
-    quote = billing.simple_quote(connected, connected.user)
-    assert billing.push(connected.user, quote["id"]).status_code == 202
-
-
-def test_a_user_cannot_push_another_users_quote(billing, connected, second_user):
-    theirs = billing.simple_quote(connected, second_user)
-    body = assert_problem(billing.push(connected.user, theirs["id"]), 403, "not_quote_owner")
-    assert "quotes:any" in body["detail"]
-    assert billing.connector.ok("GET", billing.pushes_path(theirs["id"]), connected.user)["billingPushes"] == []
+def test_a_user_key_cannot_push_even_its_own_quote(billing, connected, second_user):
+    """Pushing is not in the user role of spec section 5 (admin: everything)."""
+    for owner in (connected.user, second_user):
+        quote = billing.simple_quote(connected, owner)
+        body = assert_problem(billing.push(connected.user, quote["id"]), 403, "missing_scope")
+        assert "billing:push" in body["detail"]
+        assert billing.connector.ok("GET", billing.pushes_path(quote["id"]), connected.user)["billingPushes"] == []
 
 
 def test_an_admin_pushes_any_quote_of_the_organization(billing, connected, second_user):
@@ -125,7 +122,7 @@ def test_a_view_only_key_cannot_push_but_reads_the_pushes(billing, connected):
     quote = billing.simple_quote(connected, connected.user)
     body = assert_problem(billing.push(connected.viewer, quote["id"]), 403)
     assert "billing:push" in body["detail"]
-    pushed = billing.pushed(connected.user, quote["id"])
+    pushed = billing.pushed(connected.admin, quote["id"])
     listed = billing.connector.ok("GET", billing.pushes_path(quote["id"]), connected.viewer)["billingPushes"]
     assert [p["id"] for p in listed] == [pushed["id"]]
     assert billing.read_push(connected.viewer, quote["id"], pushed["id"])["status"] == "succeeded"

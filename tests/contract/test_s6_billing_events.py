@@ -75,10 +75,10 @@ def test_a_finished_push_is_an_event_with_the_push_record(webhooks, billing, org
     billing.connect(org)
     endpoint = webhooks.register(org, eventTypes=["billing.quote_pushed", "billing.push_failed"])
     quote = billing.simple_quote(org)
-    pushed = billing.pushed(org.user, quote["id"])
+    pushed = billing.pushed(org.admin, quote["id"])
     hourly = billing.product(org, priceModel="HOURLY", listPrices={"USD": "10.00"})
     unsupported = billing.approved_quote(org, org.user, [data.line(hourly["id"])])
-    failed = billing.pushed(org.user, unsupported["id"])
+    failed = billing.pushed(org.admin, unsupported["id"])
     events = {e["type"]: e for e in _events(webhooks, endpoint, 2)}
     for event in events.values():
         _envelope(event, org)

@@ -35,7 +35,7 @@ def _problem(resp, status: int, code: str | None = None) -> dict:
 def test_a_quote_that_is_not_approved_is_refused(billing, org):
     product = billing.product(org)
     draft = data.quote(billing.api, org.user, lines=[data.line(product["id"])])
-    body = _problem(billing.push(org.user, draft["id"]), 409, "quote_not_approved")
+    body = _problem(billing.push(org.admin, draft["id"]), 409, "quote_not_approved")
     assert "DRAFT" in body["detail"]
     assert billing.connector.ok("GET", billing.pushes_path(draft["id"]), org.user)["billingPushes"] == []
 
@@ -43,7 +43,7 @@ def test_a_quote_that_is_not_approved_is_refused(billing, org):
 def test_without_a_connection_a_push_is_refused(billing, make_org):
     unconnected = make_org("Billing Unconnected Co")
     quote = billing.simple_quote(unconnected)
-    body = _problem(billing.push(unconnected.user, quote["id"]), 409, "billing_not_connected")
+    body = _problem(billing.push(unconnected.admin, quote["id"]), 409, "billing_not_connected")
     assert "POST /billing-connection/authorize" in body["detail"]
     _problem(billing.connector.get("/billing-connection", unconnected.admin), 404, "billing_not_connected")
     _problem(billing.connector.delete("/billing-connection", unconnected.admin), 404, "billing_not_connected")
@@ -51,14 +51,14 @@ def test_without_a_connection_a_push_is_refused(billing, make_org):
 
 @pytest.mark.parametrize("quote_id", [ID, "not-a-uuid", "1"])
 def test_an_unknown_quote_is_not_found(billing, org, quote_id):
-    _problem(billing.push(org.user, quote_id), 404)
+    _problem(billing.push(org.admin, quote_id), 404)
     _problem(billing.connector.get(billing.pushes_path(quote_id), org.user), 404)
     _problem(billing.connector.get(f"{billing.pushes_path(quote_id)}/{ID}", org.user), 404)
 
 
 def test_an_unknown_push_of_a_known_quote_is_not_found(billing, org):
     quote = billing.simple_quote(org)
-    push = billing.pushed(org.user, quote["id"])
+    push = billing.pushed(org.admin, quote["id"])
     other = billing.simple_quote(org)
     for path in (f"{billing.pushes_path(quote['id'])}/{ID}", f"{billing.pushes_path(quote['id'])}/nope",
                  f"{billing.pushes_path(other['id'])}/{push['id']}"):  # a push belongs to its quote
@@ -67,7 +67,7 @@ def test_an_unknown_push_of_a_known_quote_is_not_found(billing, org):
 
 def test_unknown_request_fields_are_dropped(billing, org):
     quote = billing.simple_quote(org)
-    resp = billing.connector.post(billing.pushes_path(quote["id"]), org.user,
+    resp = billing.connector.post(billing.pushes_path(quote["id"]), org.admin,
                                   json={"dryRun": True, "organizationId": ID, "lines": []})
     assert resp.status_code == 202, resp.text
     assert billing.wait_push(org.user, quote["id"], resp.json()["id"])["status"] == "succeeded"
@@ -77,7 +77,7 @@ def test_a_body_over_10_mb_is_413_before_it_is_read(billing, org):
     """Content-Length says 11 MB; only 64 KB are sent: the answer comes only from a refusal on the
     declared length."""
     quote = billing.simple_quote(org)
-    head = post_head(billing.pushes_path(quote["id"]), org.user.key, f"Content-Length: {11 * 1024 * 1024}")
+    head = post_head(billing.pushes_path(quote["id"]), org.admin.key, f"Content-Length: {11 * 1024 * 1024}")
     status, body = status_and_body(raw_exchange(billing.connector, head, [b" " * 65536]))
     assert status == 413
     problem = json.loads(body)

@@ -97,7 +97,7 @@ def test_403_problem_details_name_the_scope(api, org):
 def test_413_by_content_length_before_the_body_is_read(api, org):
     """Content-Length says 11 MB; only 64 KB are sent. The answer can only come back if the server
     refused on the declared length without waiting for the body."""
-    answer = raw_exchange(api, post_head("/opportunities", org.user.key, f"Content-Length: {11 * 1024 * 1024}"), [b" " * 65536])
+    answer = raw_exchange(api, post_head("/opportunities", org.admin.key, f"Content-Length: {11 * 1024 * 1024}"), [b" " * 65536])
     status, body = status_and_body(answer)
     assert status == 413, answer[:500]
     assert b'"code"' in body
@@ -109,7 +109,7 @@ def test_413_for_a_chunked_body_over_10_mb_without_reading_it_all(api, org):
     chunk = b" " * 65536
     framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
     parts = [framed] * (TEN_MB // len(chunk) + 8)
-    status, body = status_and_body(raw_exchange(api, post_head("/opportunities", org.user.key, "Transfer-Encoding: chunked"), parts))
+    status, body = status_and_body(raw_exchange(api, post_head("/opportunities", org.admin.key, "Transfer-Encoding: chunked"), parts))
     assert status == 413
     assert b'"code"' in body
 
@@ -125,14 +125,14 @@ def test_413_with_requests_chunked_generator(api, org):
 
 def _post_oversized(api, org, body):
     try:
-        return api.post("/opportunities", org.user, data=body, headers={"Content-Type": "application/json"})
+        return api.post("/opportunities", org.admin, data=body, headers={"Content-Type": "application/json"})
     except requests.ConnectionError as exc:  # the server closed mid-upload without an answer we could read
         pytest.fail(f"no 413 answer readable by the client: {exc}")
 
 
 def test_a_body_of_exactly_10_mb_is_not_413(api, org):
     """The limit is 10 MB: a body at the limit is read and judged on its content (here: not JSON)."""
-    resp = api.post("/opportunities", org.user, data=b" " * (TEN_MB - 2) + b"{}", headers={"Content-Type": "application/json"})
+    resp = api.post("/opportunities", org.admin, data=b" " * (TEN_MB - 2) + b"{}", headers={"Content-Type": "application/json"})
     assert resp.status_code != 413, resp.text[:300]
     assert resp.status_code == 400  # {} lacks the required fields
 
@@ -146,8 +146,8 @@ def test_every_error_is_problem_details_with_code_and_request_id(api, org):
         api.get("/whoami"),
         api.get("/approval-rules", org.user),
         api.get("/products/00000000-0000-7000-8000-000000000000", org.admin),
-        api.post("/opportunities", org.user, json={"name": ""}),
-        api.post("/opportunities", org.user, data=b"{not json", headers={"Content-Type": "application/json"}),
+        api.post("/opportunities", org.admin, json={"name": ""}),
+        api.post("/opportunities", org.admin, data=b"{not json", headers={"Content-Type": "application/json"}),
         api.get("/no-such-endpoint", org.admin),
     ]
     ids = set()
@@ -160,7 +160,7 @@ def test_every_error_is_problem_details_with_code_and_request_id(api, org):
 
 
 def test_validation_error_names_the_field(api, org):
-    body = assert_problem(api.post("/opportunities", org.user, json={"name": "Deal"}), 400)
+    body = assert_problem(api.post("/opportunities", org.admin, json={"name": "Deal"}), 400)
     assert "accountName" in str(body)
 
 
@@ -173,7 +173,7 @@ def test_request_id_is_on_successes_too(api, org):
 
 
 def test_a_misspelled_field_is_dropped_silently(api, org):
-    opportunity = data.opportunity(api, org.user, accountName="Initech")
+    opportunity = data.opportunity(api, org.admin, accountName="Initech")
     resp = api.patch(f"/opportunities/{opportunity['id']}", org.user, json={"acountName": "Typo Inc", "name": "Renamed"})
     assert resp.status_code == 200, resp.text[:500]
     assert resp.json()["accountName"] == "Initech"

@@ -52,7 +52,7 @@ def error_fields(resp):
 
 
 def test_admin_creates_a_group_and_the_event_carries_its_snapshot(client, org, tx):
-    b, a = opportunity(client, org.user, "B"), opportunity(client, org.user, "A")
+    b, a = opportunity(client, org.admin, "B"), opportunity(client, org.admin, "A")
     resp = client.simulate_post(
         BASE,
         json={"name": "Q3 bundle", "description": "Renewals", "opportunityIds": [a, b], "extra": True},
@@ -77,7 +77,7 @@ def test_an_empty_group_is_allowed(client, org):
 
 
 def test_lookup_returns_the_groups_an_opportunity_belongs_to_in_id_order(client, org):
-    a, b, alone = (opportunity(client, org.user) for _ in range(3))
+    a, b, alone = (opportunity(client, org.admin) for _ in range(3))
     first = create_group(client, org.admin, [a, b], name="First")
     second = create_group(client, org.admin, [a], name="Second")
     create_group(client, org.admin, [b], name="Third")
@@ -96,7 +96,7 @@ def test_lookup_needs_a_uuid_opportunity_id(client, org, query):
 
 
 def test_lookup_of_an_unknown_or_foreign_opportunity_is_404(client, org, other_org):
-    theirs = opportunity(client, other_org.user)
+    theirs = opportunity(client, other_org.admin)
     create_group(client, other_org.admin, [theirs], name="Their secret group")
     for opportunity_id in (theirs, str(uuid.uuid4())):
         resp = lookup(client, org.admin, opportunity_id)
@@ -107,7 +107,7 @@ def test_lookup_of_an_unknown_or_foreign_opportunity_is_404(client, org, other_o
 
 
 def test_another_organizations_group_is_404(client, org, other_org, tx):
-    theirs = create_group(client, other_org.admin, [opportunity(client, other_org.user)])
+    theirs = create_group(client, other_org.admin, [opportunity(client, other_org.admin)])
     path = f"{BASE}/{theirs['id']}"
     assert client.simulate_get(path, headers=org.admin.headers).status_code == 404
     assert client.simulate_patch(path, json={"name": "Mine"}, headers=org.admin.headers).status_code == 404
@@ -117,7 +117,7 @@ def test_another_organizations_group_is_404(client, org, other_org, tx):
 
 
 def test_view_only_and_user_keys_read_but_cannot_change_groups(client, org):
-    opp = opportunity(client, org.user)
+    opp = opportunity(client, org.admin)
     group = create_group(client, org.admin, [opp])
     for member in (org.viewer, org.user):
         assert client.simulate_get(f"{BASE}/{group['id']}", headers=member.headers).status_code == 200
@@ -131,7 +131,7 @@ def test_view_only_and_user_keys_read_but_cannot_change_groups(client, org):
 
 
 def test_another_organizations_opportunity_cannot_join_a_group(client, org, other_org, tx):
-    mine, theirs = opportunity(client, org.user), opportunity(client, other_org.user)
+    mine, theirs = opportunity(client, org.admin), opportunity(client, other_org.admin)
     resp = client.simulate_post(BASE, json={"name": "G", "opportunityIds": [mine, theirs]}, headers=org.admin.headers)
     assert resp.status_code == 400
     assert error_fields(resp) == ["opportunityIds"]
@@ -162,14 +162,14 @@ def test_invalid_group_bodies_give_400_naming_the_field(client, org, tx, body, f
 
 
 def test_repeated_opportunity_ids_are_400(client, org):
-    opp = opportunity(client, org.user)
+    opp = opportunity(client, org.admin)
     resp = client.simulate_post(BASE, json={"name": "G", "opportunityIds": [opp, opp]}, headers=org.admin.headers)
     assert resp.status_code == 400
     assert error_fields(resp) == ["opportunityIds"]
 
 
 def test_patch_renames_and_replaces_the_membership(client, org, tx):
-    a, b, c = (opportunity(client, org.user) for _ in range(3))
+    a, b, c = (opportunity(client, org.admin) for _ in range(3))
     group = create_group(client, org.admin, [a, b], description="old")
     resp = client.simulate_patch(
         f"{BASE}/{group['id']}", json={"name": "Renamed", "opportunityIds": [c, b]}, headers=org.admin.headers
@@ -193,7 +193,7 @@ def test_patch_renames_and_replaces_the_membership(client, org, tx):
 
 
 def test_patch_without_changes_writes_no_event(client, org, tx):
-    opp = opportunity(client, org.user)
+    opp = opportunity(client, org.admin)
     group = create_group(client, org.admin, [opp])
     resp = client.simulate_patch(
         f"{BASE}/{group['id']}", json={"name": group["name"], "opportunityIds": [opp]}, headers=org.admin.headers
@@ -218,9 +218,9 @@ def test_patch_validation_names_the_field(client, org, body, field):
 
 
 def test_patch_with_a_foreign_opportunity_is_400_and_changes_nothing(client, org, other_org, tx):
-    mine = opportunity(client, org.user)
+    mine = opportunity(client, org.admin)
     group = create_group(client, org.admin, [mine])
-    theirs = opportunity(client, other_org.user)
+    theirs = opportunity(client, other_org.admin)
     resp = client.simulate_patch(
         f"{BASE}/{group['id']}", json={"name": "X", "opportunityIds": [theirs]}, headers=org.admin.headers
     )
@@ -231,7 +231,7 @@ def test_patch_with_a_foreign_opportunity_is_400_and_changes_nothing(client, org
 
 
 def test_an_opportunity_belongs_to_a_bounded_number_of_groups(client, org, tx):
-    full, other = opportunity(client, org.user), opportunity(client, org.user)
+    full, other = opportunity(client, org.admin), opportunity(client, org.admin)
     now = datetime.now(UTC)
     with tx() as session:  # fill up to the cap directly: a hundred POSTs would only slow the suite
         ids = session.scalars(

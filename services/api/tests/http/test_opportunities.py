@@ -40,7 +40,7 @@ def error_fields(resp):
 # --- create and read ---------------------------------------------------------------------------
 
 
-def test_user_creates_an_opportunity_owned_by_the_key_user_and_an_event_is_written(client, org, tx):
+def test_admin_creates_an_opportunity_owned_by_the_key_user_and_an_event_is_written(client, org, tx):
     resp = client.simulate_post(
         BASE,
         json={
@@ -52,12 +52,12 @@ def test_user_creates_an_opportunity_owned_by_the_key_user_and_an_event_is_writt
             "closeDate": "2026-03-31",
             "organizationId": str(uuid.uuid4()),  # unknown fields are dropped
         },
-        headers=org.user.headers,
+        headers=org.admin.headers,
     )
     assert resp.status_code == 201
     opp = resp.json
     assert opp["crmId"] == "006A1"
-    assert opp["ownerUserId"] == str(org.user.user_id)
+    assert opp["ownerUserId"] == str(org.admin.user_id)
     assert opp["stage"] == "PROSPECTING"
     assert opp["amount"] == "1234.50"  # the currency's minor units
     assert opp["closeDate"] == "2026-03-31"
@@ -84,7 +84,7 @@ def test_admin_creates_with_another_owner_and_a_currency_without_amount(client, 
     [("1500", "JPY", "1500"), ("1.234", "KWD", "1.234"), ("100.0", "JPY", "100"), ("-0", "EUR", "0.00")],
 )
 def test_amounts_follow_the_currency_minor_units(client, org, amount, currency, rendered):
-    opp = create(client, org.user, amount=amount, currency=currency)
+    opp = create(client, org.admin, amount=amount, currency=currency)
     assert opp["amount"] == rendered
     assert client.simulate_get(f"{BASE}/{opp['id']}", headers=org.user.headers).json["amount"] == rendered
 
@@ -117,7 +117,7 @@ def test_amounts_follow_the_currency_minor_units(client, org, amount, currency, 
 )
 def test_invalid_fields_give_400_naming_the_field_and_write_nothing(client, org, tx, fields, field):
     body = {"name": "Deal", "accountName": "Initech", **fields}
-    resp = client.simulate_post(BASE, json=body, headers=org.user.headers)
+    resp = client.simulate_post(BASE, json=body, headers=org.admin.headers)
     assert resp.status_code == 400, resp.json
     assert error_fields(resp) == [field]
     assert count_opportunities(tx) == 0
@@ -125,7 +125,7 @@ def test_invalid_fields_give_400_naming_the_field_and_write_nothing(client, org,
 
 
 def test_missing_required_fields_are_named(client, org):
-    resp = client.simulate_post(BASE, json={}, headers=org.user.headers)
+    resp = client.simulate_post(BASE, json={}, headers=org.admin.headers)
     assert resp.status_code == 400
     assert sorted(error_fields(resp)) == ["accountName", "name"]
 
@@ -134,20 +134,20 @@ def test_owner_must_be_a_user_of_the_same_organization(client, org, other_org):
     resp = client.simulate_post(
         BASE,
         json={"name": "Deal", "accountName": "Initech", "ownerUserId": str(other_org.user.user_id)},
-        headers=org.user.headers,
+        headers=org.admin.headers,
     )
     assert resp.status_code == 400
     assert error_fields(resp) == ["ownerUserId"]
 
 
 def test_crm_id_is_unique_within_an_organization_only(client, org, other_org):
-    create(client, org.user, crmId="006X")
+    create(client, org.admin, crmId="006X")
     resp = client.simulate_post(
         BASE, json={"name": "Dup", "accountName": "A", "crmId": "006X"}, headers=org.admin.headers
     )
     assert resp.status_code == 409
     assert resp.json["code"] == "crm_id_taken"
-    assert create(client, other_org.user, crmId="006X")["crmId"] == "006X"
+    assert create(client, other_org.admin, crmId="006X")["crmId"] == "006X"
 
 
 def test_creating_closed_won_directly_is_refused(client, org):
@@ -156,14 +156,14 @@ def test_creating_closed_won_directly_is_refused(client, org):
     )
     assert resp.status_code == 409
     assert resp.json["code"] == "use_closed_won_action"
-    assert create(client, org.user, stage="CLOSED_LOST")["stage"] == "CLOSED_LOST"
+    assert create(client, org.admin, stage="CLOSED_LOST")["stage"] == "CLOSED_LOST"
 
 
 # --- roles and organization scoping --------------------------------------------------------------
 
 
 def test_view_only_key_reads_but_cannot_write(client, org):
-    opp = create(client, org.user)
+    opp = create(client, org.admin)
     assert client.simulate_get(BASE, headers=org.viewer.headers).status_code == 200
     assert client.simulate_get(f"{BASE}/{opp['id']}", headers=org.viewer.headers).status_code == 200
     attempts = [
@@ -176,15 +176,27 @@ def test_view_only_key_reads_but_cannot_write(client, org):
         assert resp.json["code"] == "missing_scope"
 
 
+def test_user_key_updates_but_cannot_create_an_opportunity(client, org, tx):
+    """Spec section 5: a user updates opportunities; creating one is not in the user role (admin only)."""
+    opp = create(client, org.admin, ownerUserId=str(org.user.user_id))
+    before = count_opportunities(tx)
+    resp = client.simulate_post(BASE, json={"name": "D", "accountName": "A"}, headers=org.user.headers)
+    assert resp.status_code == 403
+    assert resp.json["code"] == "missing_scope"
+    assert resp.json["requiredScope"] == "opportunities:create"
+    assert count_opportunities(tx) == before
+    assert client.simulate_patch(f"{BASE}/{opp['id']}", json={"name": "X"}, headers=org.user.headers).status_code == 200
+
+
 def test_user_key_cannot_mark_closed_won(client, org):
-    opp = create(client, org.user)
+    opp = create(client, org.admin)
     resp = client.simulate_post(f"{BASE}/{opp['id']}/closed-won", headers=org.user.headers)
     assert resp.status_code == 403
     assert resp.json["requiredScope"] == "crm:push"
 
 
 def test_another_organizations_opportunity_is_404_everywhere(client, org, other_org, tx):
-    theirs = create(client, other_org.user, name="Secret deal")
+    theirs = create(client, other_org.admin, name="Secret deal")
     path = f"{BASE}/{theirs['id']}"
     for resp in (
         client.simulate_get(path, headers=org.admin.headers),
@@ -208,7 +220,7 @@ def test_unknown_and_malformed_ids_are_404(client, org):
 
 
 def test_patch_changes_only_the_fields_sent_and_writes_an_event(client, org, tx):
-    opp = create(client, org.user, amount="10.50", currency="USD", crmId="006P")
+    opp = create(client, org.admin, amount="10.50", currency="USD", crmId="006P")
     resp = client.simulate_patch(
         f"{BASE}/{opp['id']}",
         json={"name": "Renamed", "stage": "PROPOSAL", "ownerUserId": str(org.admin.user_id), "closeDate": None},
@@ -227,7 +239,7 @@ def test_patch_changes_only_the_fields_sent_and_writes_an_event(client, org, tx)
 
 
 def test_patch_clears_nullable_fields_and_rechecks_amount_against_currency(client, org):
-    opp = create(client, org.user, amount="10.50", currency="USD", crmId="006C")
+    opp = create(client, org.admin, amount="10.50", currency="USD", crmId="006C")
     path = f"{BASE}/{opp['id']}"
     resp = client.simulate_patch(path, json={"currency": "JPY"}, headers=org.user.headers)
     assert resp.status_code == 400
@@ -254,7 +266,7 @@ def test_patch_clears_nullable_fields_and_rechecks_amount_against_currency(clien
     ],
 )
 def test_patch_validation_names_the_field_and_changes_nothing(client, org, tx, fields, field):
-    opp = create(client, org.user, amount="1.00", currency="USD")
+    opp = create(client, org.admin, amount="1.00", currency="USD")
     resp = client.simulate_patch(f"{BASE}/{opp['id']}", json=fields, headers=org.user.headers)
     assert resp.status_code == 400
     assert error_fields(resp) == [field]
@@ -263,7 +275,7 @@ def test_patch_validation_names_the_field_and_changes_nothing(client, org, tx, f
 
 
 def test_patch_without_changes_writes_no_event(client, org, tx):
-    opp = create(client, org.user)
+    opp = create(client, org.admin)
     resp = client.simulate_patch(
         f"{BASE}/{opp['id']}", json={"name": opp["name"], "unknown": 1}, headers=org.user.headers
     )
@@ -272,15 +284,15 @@ def test_patch_without_changes_writes_no_event(client, org, tx):
 
 
 def test_patch_to_a_taken_crm_id_is_409(client, org):
-    create(client, org.user, crmId="006T")
-    opp = create(client, org.user)
+    create(client, org.admin, crmId="006T")
+    opp = create(client, org.admin)
     resp = client.simulate_patch(f"{BASE}/{opp['id']}", json={"crmId": "006T"}, headers=org.user.headers)
     assert resp.status_code == 409
     assert resp.json["code"] == "crm_id_taken"
 
 
 def test_stage_closed_won_via_patch_is_409_use_the_action(client, org):
-    opp = create(client, org.user)
+    opp = create(client, org.admin)
     resp = client.simulate_patch(f"{BASE}/{opp['id']}", json={"stage": "CLOSED_WON"}, headers=org.admin.headers)
     assert resp.status_code == 409
     assert resp.json["code"] == "use_closed_won_action"
@@ -290,7 +302,7 @@ def test_stage_closed_won_via_patch_is_409_use_the_action(client, org):
 
 
 def test_admin_marks_closed_won_once_and_the_crm_push_event_is_written(client, org, tx):
-    opp = create(client, org.user, stage="NEGOTIATION", crmId="006W")
+    opp = create(client, org.admin, stage="NEGOTIATION", crmId="006W")
     path = f"{BASE}/{opp['id']}/closed-won"
     resp = client.simulate_post(path, headers=org.admin.headers)
     assert resp.status_code == 200
@@ -309,7 +321,7 @@ def test_admin_marks_closed_won_once_and_the_crm_push_event_is_written(client, o
 
 
 def test_closed_won_reopens_only_with_an_admin_key(client, org):
-    opp = create(client, org.user)
+    opp = create(client, org.admin)
     client.simulate_post(f"{BASE}/{opp['id']}/closed-won", headers=org.admin.headers)
     path = f"{BASE}/{opp['id']}"
     renamed = client.simulate_patch(path, json={"name": "Won deal"}, headers=org.user.headers)
@@ -341,8 +353,8 @@ def walk(client, member, query, limit):
 
 
 def test_walk_all_pages_in_id_order(client, org, other_org):
-    ids = [create(client, org.user, name=f"Deal {i}")["id"] for i in range(5)]
-    create(client, other_org.user)
+    ids = [create(client, org.admin, name=f"Deal {i}")["id"] for i in range(5)]
+    create(client, other_org.admin)
     seen, pages = walk(client, org.viewer, "", 2)
     assert seen == ids
     assert pages == 3
@@ -353,8 +365,9 @@ def test_walk_all_pages_in_id_order(client, org, other_org):
 
 
 def test_filters_by_stage_owner_and_crm_id_and_bind_the_cursor(client, org):
-    proposals = [create(client, org.user, stage="PROPOSAL")["id"] for _ in range(3)]
-    create(client, org.user, stage="PROSPECTING")
+    owned_by_user = {"ownerUserId": str(org.user.user_id)}
+    proposals = [create(client, org.admin, stage="PROPOSAL", **owned_by_user)["id"] for _ in range(3)]
+    create(client, org.admin, stage="PROSPECTING", **owned_by_user)
     admin_owned = create(client, org.admin, stage="PROPOSAL", crmId="006F")["id"]
     assert walk(client, org.user, "stage=PROPOSAL", 1)[0] == proposals + [admin_owned]
     assert walk(client, org.user, f"ownerUserId={org.admin.user_id}", 1)[0] == [admin_owned]
@@ -389,7 +402,7 @@ def test_limit_bounds_are_accepted(client, org):
 
 def test_cursor_not_issued_by_the_service_is_400(client, org):
     for _ in range(2):
-        create(client, org.user)
+        create(client, org.admin)
     cursor = client.simulate_get(BASE, query_string="limit=1", headers=org.user.headers).json["nextCursor"]
     assert cursor is not None
     body, _, mac = cursor.partition(".")

@@ -47,9 +47,9 @@ def test_a_retried_push_request_replays_the_202_and_its_location(served, fake_ap
     snapshot = quote(org.id, org.user.user_id, [line()])
     fake_api.put_quote(snapshot)
     path = f"/pricing-quotes/{snapshot.id}/billing-pushes"
-    first = post(served, path, org.user.key, "push-1")
-    retry = post(served, path, org.user.key, "push-1")
-    unkeyed = post(served, path, org.user.key)
+    first = post(served, path, org.admin.key, "push-1")
+    retry = post(served, path, org.admin.key, "push-1")
+    unkeyed = post(served, path, org.admin.key)
 
     assert first.status_code == retry.status_code == 202
     assert retry.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first.headers
@@ -63,8 +63,8 @@ def test_the_key_is_bound_to_its_path_and_its_organization(served, fake_api, org
     first_quote, second_quote = (quote(org.id, org.user.user_id, [line()]) for _ in range(2))
     for snapshot in (first_quote, second_quote):
         fake_api.put_quote(snapshot)
-    assert post(served, f"/pricing-quotes/{first_quote.id}/billing-pushes", org.user.key, "k").status_code == 202
-    reused = post(served, f"/pricing-quotes/{second_quote.id}/billing-pushes", org.user.key, "k")
+    assert post(served, f"/pricing-quotes/{first_quote.id}/billing-pushes", org.admin.key, "k").status_code == 202
+    reused = post(served, f"/pricing-quotes/{second_quote.id}/billing-pushes", org.admin.key, "k")
     assert reused.status_code == 422 and reused.json()["code"] == "idempotency_key_reused"
     assert reused.headers["content-type"] == "application/problem+json"
 
@@ -72,7 +72,7 @@ def test_the_key_is_bound_to_its_path_and_its_organization(served, fake_api, org
     connect(served, stranger.admin.key, stand_in.install())
     theirs = quote(stranger.id, stranger.user.user_id, [line()])
     fake_api.put_quote(theirs)
-    answer = post(served, f"/pricing-quotes/{theirs.id}/billing-pushes", stranger.user.key, "k")
+    answer = post(served, f"/pricing-quotes/{theirs.id}/billing-pushes", stranger.admin.key, "k")
     assert answer.status_code == 202 and "Idempotent-Replayed" not in answer.headers
 
 

@@ -31,7 +31,7 @@ def org(served, fake_api, stand_in):
 
 def run(served, fake_api, org, snapshot):
     fake_api.put_quote(snapshot)
-    push = request_push(served, org.user.key, snapshot)
+    push = request_push(served, org.admin.key, snapshot)
     return wait_for(served, org.user.key, snapshot.id, push["id"])
 
 

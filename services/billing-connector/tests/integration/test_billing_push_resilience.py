@@ -48,7 +48,7 @@ def kill_mid_push(served, fake_api, stand_in, org, settings_env, tmp_path):
     slow = stand_in.faults.latency(0.4, path_prefix="/v1/prices")
     process = worker_process(settings_env, tmp_path / "worker.log")
     try:
-        push = request_push(served, member.user.key, snapshot)
+        push = request_push(served, member.admin.key, snapshot)
         wait_for(served, member.user.key, snapshot.id, push["id"],
                  done=lambda p: p["progress"]["productsCreated"] >= 2, timeout=60)
     finally:
@@ -97,7 +97,7 @@ def test_a_429_storm_is_ridden_out(served, fake_api, stand_in, org, settings):
     storm = stand_in.faults.add(path_prefix="/v1/p", status=429, retry_after=0.2, count=4)
     try:
         with worker_thread(settings):
-            push = request_push(served, member.user.key, snapshot)
+            push = request_push(served, member.admin.key, snapshot)
             done = wait_for(served, member.user.key, snapshot.id, push["id"], timeout=90)
     finally:
         stand_in.faults.remove(storm)
@@ -115,7 +115,7 @@ def test_a_500_burst_is_ridden_out(served, fake_api, stand_in, org, settings):
     burst = stand_in.faults.add(path_prefix="/v1/products", status=500, count=3)
     try:
         with worker_thread(settings):
-            push = request_push(served, member.user.key, snapshot)
+            push = request_push(served, member.admin.key, snapshot)
             done = wait_for(served, member.user.key, snapshot.id, push["id"], timeout=90)
     finally:
         stand_in.faults.remove(burst)
@@ -133,7 +133,7 @@ def test_a_refusal_ends_the_push_with_the_platform_s_message(served, fake_api, s
     refusal = stand_in.faults.add(path_prefix="/v1/prices", status=400, code="parameter_invalid_integer", count=1)
     try:
         with worker_thread(settings):
-            push = request_push(served, member.user.key, snapshot)
+            push = request_push(served, member.admin.key, snapshot)
             done = wait_for(served, member.user.key, snapshot.id, push["id"], timeout=60)
     finally:
         stand_in.faults.remove(refusal)

@@ -31,7 +31,7 @@ def test_a_push_requested_while_the_worker_sleeps_is_claimed_before_its_next_pol
     fake_api.put_quote(snapshot)
     with worker_thread(make_settings(PUSH_POLL_INTERVAL_SECONDS=LONG_POLL)):
         time.sleep(1.5)  # the worker has looked for work once and sleeps until its next poll
-        push = request_push(served, org.user.key, snapshot)
+        push = request_push(served, org.admin.key, snapshot)
         started = wait_for(served, org.user.key, snapshot.id, push["id"], done=lambda p: p["status"] != "queued",
                            timeout=WOKEN_WITHIN)
         assert started["status"] in ("running", "succeeded")

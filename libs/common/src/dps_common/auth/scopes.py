@@ -24,6 +24,7 @@ class Scope(StrEnum):
     APPROVALS_SUBMIT = "approvals:submit"
     APPROVALS_DECIDE = "approvals:decide"
     # admin: everything else
+    OPPORTUNITIES_CREATE = "opportunities:create"  # the user role updates opportunities only (spec section 5)
     PRODUCTS_WRITE = "products:write"
     PRODUCTS_COST = "products:cost"
     PRICEBOOKS_WRITE = "pricebooks:write"
@@ -57,8 +58,7 @@ _USER = _VIEW_ONLY | {
     Scope.QUOTES_WRITE,
     Scope.OPPORTUNITIES_WRITE,
     Scope.APPROVALS_SUBMIT,
-    Scope.APPROVALS_DECIDE,
-    Scope.BILLING_PUSH,
+    Scope.APPROVALS_DECIDE,  # still only for members of the approval group a step waits on (a grant by name)
 }
 
 ROLE_SCOPES: dict[Role, frozenset[Scope]] = {

@@ -86,7 +86,7 @@ class OpportunitiesResource:
         ),
         "POST": Operation(
             summary="Create an opportunity.",
-            scope=Scope.OPPORTUNITIES_WRITE,
+            scope=Scope.OPPORTUNITIES_CREATE,
             response=Opportunity,
             body=OpportunityCreate,
             status=201,

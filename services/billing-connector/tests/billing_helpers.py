@@ -35,17 +35,43 @@ _HIDDEN = re.compile(r'<input type=hidden name=(\w+) value="([^"]*)">')
 _FORM = re.compile(r'<form method=post action="([^"]*)">')
 
 
-def browser_install(authorize_url: str, decision: str = "install", account: str = "") -> requests.Response:
-    """What the admin's browser does: open the install page, press Install (or Cancel), follow the
-    platform's redirect to the connector's callback page."""
-    with requests.Session() as browser:
-        page = browser.get(authorize_url, timeout=10)
+def browser_install(start_url: str, decision: str = "install", account: str = "",
+                    browser: requests.Session | None = None) -> requests.Response:
+    """What the admin's browser does: open the start URL (the connector sets its cookie and redirects to
+    the install page), press Install (or Cancel), follow the platform's redirect to the callback."""
+    with requests.Session() if browser is None else _kept(browser) as session:
+        page = session.get(start_url, timeout=10)
         assert page.status_code == 200, page.text
         action = html.unescape(_FORM.search(page.text).group(1))  # type: ignore[union-attr]
         form = {name: html.unescape(value) for name, value in _HIDDEN.findall(page.text)}
         form |= {"decision": decision, "account": account}
-        parts = urlsplit(authorize_url)
-        return browser.post(f"{parts.scheme}://{parts.netloc}{action}", data=form, timeout=10)
+        parts = urlsplit(page.url)
+        return session.post(f"{parts.scheme}://{parts.netloc}{action}", data=form, timeout=10)
+
+
+class _kept:
+    """A caller's session, left open."""
+
+    def __init__(self, session: requests.Session):
+        self._session = session
+
+    def __enter__(self) -> requests.Session:
+        return self._session
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def start_flow(served: str, admin_key: str, **body: str) -> tuple[requests.Session, str]:
+    """A browser that opened a fresh start URL (holding the connector's cookie) and the state of the
+    platform URL it was sent to, not followed."""
+    link = requests.post(f"{served}/external/v1/billing-connection/authorize", headers={"x-api-key": admin_key},
+                         json=body or None, timeout=10)
+    assert link.status_code == 200, link.text
+    browser = requests.Session()
+    started = browser.get(link.json()["startUrl"], allow_redirects=False, timeout=10)
+    assert started.status_code == 303, started.text
+    return browser, parse_qs(urlsplit(started.headers["Location"]).query)["state"][0]
 
 
 def outcome_of(page: requests.Response) -> str:
@@ -98,11 +124,10 @@ def quote(organization_id: UUID, owner: UUID, lines: list[QuoteSnapshotLine], *,
 
 def connect(served: str, admin_key: str, code: str) -> requests.Response:
     """Completes the authorize flow for ``code`` (from ``stand_in.install()``), as the browser would."""
-    link = requests.post(f"{served}/external/v1/billing-connection/authorize", headers={"x-api-key": admin_key},
-                         timeout=10).json()["authorizeUrl"]
-    state = parse_qs(urlsplit(link).query)["state"][0]
-    page = requests.get(f"{served}/external/v1/billing-connection/callback", params={"code": code, "state": state},
-                        timeout=10)
+    browser, state = start_flow(served, admin_key)
+    with browser:
+        page = browser.get(f"{served}/external/v1/billing-connection/callback",
+                           params={"code": code, "state": state}, timeout=10)
     assert outcome_of(page) == "connected", page.text
     return page
 

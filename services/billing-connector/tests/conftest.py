@@ -38,6 +38,7 @@ from fake_api import FakeApi
 INTERNAL_TOKEN = "billing-test-internal-token-0123456789abcdef"
 SECRET_KEY = "sk_test_billing_connector_tests"
 CLIENT_ID = "ca_billing_connector_tests"
+CONSOLE_URL = "https://console.example/console"
 CALLBACK_PATH = "/external/v1/billing-connection/callback"
 WEBHOOKS_PATH = "/external/v1/billing-platform/webhooks"
 
@@ -115,6 +116,7 @@ def settings_env(database_url: str, fake_api: FakeApi, stand_in: BillingStandIn,
         "BILLING_TOKEN_KEY": new_key(),
         "BILLING_STATE_SECRET": "billing-test-state-secret-0123456789abcdef",
         "BILLING_RETURN_URL": "https://app.example/settings/integrations",
+        "CONSOLE_URL": CONSOLE_URL,
         "KEY_CACHE_TTL_SECONDS": "0",
         "PUSH_LEASE_SECONDS": "6",
         "PUSH_POLL_INTERVAL_SECONDS": "0.1",

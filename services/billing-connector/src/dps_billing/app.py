@@ -19,6 +19,7 @@ from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
+from dps_billing.openapi_doc import publish
 from dps_billing.platform.oauth import AppOAuth
 from dps_billing.routes import add_routes
 from dps_billing.schemas.events import EVENTS
@@ -80,7 +81,7 @@ def create_app(
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)},
               rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
-    api.publish_openapi(TITLE, API_VERSION, events=EVENTS)
+    publish(api, TITLE, API_VERSION, EVENTS)
     api.app.context = ctx
     return api.app
 

@@ -1,5 +1,6 @@
 """The ``state`` of an authorize link: signed (HMAC-SHA256), expiring, bound to the organization,
-the admin who asked and the mode (live/test, as Stripe recommends carrying it in ``state``).
+the admin who asked, the mode (live/test, as Stripe recommends carrying it in ``state``) and the
+browser that started the flow (the SHA-256 of its nonce cookie, RFC 6749 section 10.12).
 
 The signature makes it unforgeable; single use comes from the row it names, consumed atomically at
 the callback (``services.connection``). Pure functions: no I/O.
@@ -11,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import UUID
@@ -33,6 +35,17 @@ class AuthorizeState:
     user_id: UUID
     livemode: bool
     expires_at: datetime
+    nonce_hash: bytes  # SHA-256 of the nonce in the browser's cookie
+
+
+def hash_secret(value: str) -> bytes:
+    """What is stored of a start ticket or a browser nonce: its SHA-256 (they are 256 random bits)."""
+    return hashlib.sha256(value.encode()).digest()
+
+
+def nonce_matches(state: AuthorizeState, cookies: Sequence[str]) -> bool:
+    """One of the browser's cookies of that name (a browser may hold several paths' ones) is the nonce."""
+    return any(hmac.compare_digest(hash_secret(cookie), state.nonce_hash) for cookie in cookies if cookie)
 
 
 def _b64(raw: bytes) -> str:
@@ -56,6 +69,7 @@ def sign_state(secret: bytes, state: AuthorizeState) -> str:
                 "u": str(state.user_id),
                 "m": "live" if state.livemode else "test",
                 "e": int(state.expires_at.timestamp()),
+                "n": _b64(state.nonce_hash),
             }
         )
     )
@@ -74,6 +88,7 @@ def verify_state(secret: bytes, token: str, now: datetime) -> AuthorizeState:
             user_id=UUID(fields["u"]),
             livemode=fields["m"] == "live",
             expires_at=datetime.fromtimestamp(int(fields["e"]), UTC),
+            nonce_hash=_unb64(fields["n"]),
         )
     except (ValueError, KeyError, TypeError, binascii.Error):
         raise StateRefused("invalid") from None

@@ -41,6 +41,7 @@ class Settings:
     billing_rate_per_second: float = 20.0  # per account, shared by every worker (Stripe test mode: 25 writes/s)
     state_ttl_seconds: float = MAX_STATE_TTL_SECONDS
     return_url: str = "/"  # the callback page's link back (the application's integration settings)
+    console_url: str = ""  # CONSOLE_URL: a returnUrl of authorize must be under it (empty: none accepted)
     api_ca_file: str = ""  # CA bundle for the api's certificate (empty: the system's)
     push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
     push_poll_interval_seconds: float = 1.0
@@ -77,6 +78,7 @@ class Settings:
                 "BILLING_STATE_TTL_SECONDS", MAX_STATE_TTL_SECONDS, minimum=1, maximum=MAX_STATE_TTL_SECONDS
             ),
             return_url=env.optional("BILLING_RETURN_URL") or "/",
+            console_url=_http_url(env, "CONSOLE_URL", "") if env.optional("CONSOLE_URL") else "",
             api_ca_file=env.optional("API_CA_FILE"),
             push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
@@ -96,10 +98,26 @@ class Settings:
         elif secret_key.startswith(("sk_live_", "sk_test_")) and secret_key.startswith("sk_live_") != settings.billing_livemode:
             env.problems.append("BILLING_SECRET_KEY is a " + ("live" if secret_key.startswith("sk_live_") else "test")
                                 + " mode key but BILLING_LIVEMODE is " + str(settings.billing_livemode).lower())
+        if settings.billing_redirect_uri and not urlsplit(settings.billing_redirect_uri).path.endswith("/callback"):
+            env.problems.append("BILLING_REDIRECT_URI must be this service's .../billing-connection/callback URL "
+                                "(the connect flow starts beside it, at .../billing-connection/start)")
         if settings.billing_webhook_secret and not settings.billing_webhook_secret.startswith("whsec_"):
             env.problems.append("BILLING_WEBHOOK_SECRET must be the platform's signing secret (whsec_...)")
         env.check()
         return settings
+
+
+def start_url(settings: Settings) -> str:
+    """Where a browser starts the connect flow: beside the callback, so that the nonce cookie set there
+    (same origin, same path) comes back with the platform's redirect."""
+    parts = urlsplit(settings.billing_redirect_uri)
+    path = parts.path[: -len("callback")] + "start"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def cookie_path(settings: Settings) -> str:
+    path = urlsplit(settings.billing_redirect_uri).path
+    return path[: -len("callback")].rstrip("/") or "/"
 
 
 def _http_url(env: Env, name: str, default: str | None) -> str:

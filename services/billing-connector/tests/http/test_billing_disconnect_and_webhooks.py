@@ -80,6 +80,20 @@ def test_a_bad_missing_or_stale_signature_is_400_and_changes_nothing(served, fak
     assert post_event(served, recent_body, recent).status_code == 200  # inside the 300 s tolerance
 
 
+def test_a_signature_dated_beyond_the_tolerance_in_the_future_is_refused_like_a_stale_one(served, fake_api, stand_in):
+    org = fake_api.organization()
+    connect(served, org.admin.key, stand_in.install())
+    account = connection_of(served, org.admin.key).json()["accountId"]
+    future_body, future = signed_event(WEBHOOK_SECRET, "account.application.deauthorized", account,
+                                       timestamp=int(time.time()) + 3600)
+    resp = post_event(served, future_body, future)
+    assert resp.status_code == 400 and resp.json()["code"] == "invalid_signature"
+    assert connection_of(served, org.admin.key).status_code == 200
+    near_body, near = signed_event(WEBHOOK_SECRET, "account.application.authorized", account,
+                                   timestamp=int(time.time()) + 200)
+    assert post_event(served, near_body, near).status_code == 200  # a clock a little ahead: inside the tolerance
+
+
 def test_unknown_types_are_ignored_and_a_replayed_event_changes_nothing(served, fake_api, stand_in, committed_tx):
     body, signature = signed_event(WEBHOOK_SECRET, "customer.created", "acct_nobody")
     resp = post_event(served, body, signature)

@@ -125,6 +125,29 @@ def test_the_list_is_newest_first_and_paged(client, fake_api, org, tx):
         assert bad.status_code == 400 and bad.json["code"] == "invalid_limit", limit
 
 
+def test_the_organization_s_recent_pushes_newest_first_and_paged(client, fake_api, org, tx):
+    first, second = (quote(org.id, org.user.user_id, [line()]) for _ in range(2))
+    other = fake_api.organization()
+    ids = []
+    for snapshot in (first, second, first):
+        fake_api.put_quote(snapshot)
+        ids.append(push(client, org.admin.key, snapshot.id).json["id"])
+        with tx() as session:  # finished, so the next request on the quote starts another
+            session.execute(update(BillingPush).where(BillingPush.id == ids[-1]).values(status="failed"))
+    url = "/external/v1/billing-pushes"
+    page = client.simulate_get(url, params={"limit": "2"}, headers={"x-api-key": org.viewer.key}).json
+    assert [p["id"] for p in page["billingPushes"]] == ids[::-1][:2]
+    one = client.simulate_get(f"/external/v1/pricing-quotes/{first.id}/billing-pushes/{ids[2]}",
+                              headers={"x-api-key": org.viewer.key}).json
+    assert page["billingPushes"][0] == one  # the item the per-quote list and read answer
+    rest = client.simulate_get(url, params={"limit": "2", "cursor": page["nextCursor"]},
+                               headers={"x-api-key": org.viewer.key}).json
+    assert [p["id"] for p in rest["billingPushes"]] == ids[:1] and rest["nextCursor"] is None
+    assert client.simulate_get(url, headers={"x-api-key": other.admin.key}).json["billingPushes"] == []
+    assert client.simulate_get(url, params={"limit": "501"}, headers={"x-api-key": org.viewer.key}).status_code == 400
+    assert client.simulate_get(url).status_code == 401
+
+
 def test_the_openapi_document_declares_every_operation_with_its_scopes(client):
     document = client.simulate_get("/external/v1/openapi.json").json
     scopes = {
@@ -135,10 +158,26 @@ def test_the_openapi_document_declares_every_operation_with_its_scopes(client):
         ("/billing-connection", "get"): ["billing:manage"],
         ("/billing-connection", "delete"): ["billing:manage"],
         ("/billing-connection/authorize", "post"): ["billing:manage"],
+        ("/billing-connection/start", "get"): [],
         ("/billing-connection/callback", "get"): [],
+        ("/billing-pushes", "get"): ["quotes:read"],
         ("/billing-platform/webhooks", "post"): [],
         ("/pricing-quotes/{quote_id}/billing-pushes", "post"): ["billing:push"],
         ("/pricing-quotes/{quote_id}/billing-pushes", "get"): ["quotes:read"],
         ("/pricing-quotes/{quote_id}/billing-pushes/{push_id}", "get"): ["quotes:read"],
     }
     assert document["paths"]["/billing-connection/callback"]["get"]["security"] == []
+
+
+def test_the_browser_pages_are_documented_as_they_answer(client):
+    """text/html and redirects, not problem+json: a checker finds no undocumented content type."""
+    paths = client.simulate_get("/external/v1/openapi.json").json["paths"]
+    callback = paths["/billing-connection/callback"]["get"]["responses"]
+    for status in ("200", "400", "502"):
+        assert list(callback[status]["content"]) == ["text/html"], status
+    assert "Location" in callback["303"]["headers"]
+    start = paths["/billing-connection/start"]["get"]["responses"]
+    assert "200" not in start and "Set-Cookie" in start["303"]["headers"]
+    assert list(start["400"]["content"]) == ["text/html"]
+    answered = client.simulate_get("/external/v1/billing-connection/callback", params={"state": "x.y"})
+    assert answered.status_code == 400 and answered.headers["content-type"].startswith("text/html")

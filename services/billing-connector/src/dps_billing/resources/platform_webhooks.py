@@ -26,7 +26,7 @@ class PlatformWebhooksResource:
             tag=TAG,
             description=(
                 "No API key (public): verified with `Stripe-Signature` (HMAC-SHA256, 300 s tolerance); a missing, "
-                "bad or stale signature is 400 `invalid_signature`. `account.application.deauthorized` deletes the "
+                "bad or stale signature, or one dated more than 300 s in the future, is 400 `invalid_signature`. `account.application.deauthorized` deletes the "
                 "connection to that account (a `billing.connection.removed` event follows). Other types are "
                 "answered 200 and ignored; a replayed event id changes nothing."
             ),

@@ -1,5 +1,5 @@
 """``/pricing-quotes/{id}/billing-pushes``: request a push (the quote's owner or an admin), list the
-quote's pushes newest first, read one."""
+quote's pushes newest first, read one; ``/billing-pushes``: the organization's pushes, newest first."""
 
 from __future__ import annotations
 
@@ -92,7 +92,30 @@ class PushResource:
         )
 
 
+class RecentPushesResource:
+    operations = {
+        "GET": Operation(
+            summary="The organization's billing pushes, newest first (every quote's).",
+            scope=Scope.QUOTES_READ,
+            response=BillingPushList,
+            paging=PAGING,
+            tag=TAG,
+            description="The same items as the per-quote list, for the keys that may read that list.",
+            operation_id="listRecentBillingPushes",
+        ),
+    }
+
+    def __init__(self, service: PushService, cursors: CursorCodec):
+        self._service = service
+        self._cursors = cursors
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        principal = req.context.principal
+        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.recent_pushes(principal, page))
+
+
 def register(api: Api, ctx: AppContext) -> None:
     service = PushService(ctx.tx, ctx.snapshots, ctx.now)
     api.add("/pricing-quotes/{quote_id}/billing-pushes", PushesResource(service, ctx.cursors))
     api.add("/pricing-quotes/{quote_id}/billing-pushes/{push_id}", PushResource(service))
+    api.add("/billing-pushes", RecentPushesResource(service, ctx.cursors))

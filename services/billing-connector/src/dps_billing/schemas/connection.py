@@ -5,9 +5,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from dps_billing.schemas import ResponseModel
+
+
+class AuthorizeRequest(BaseModel):
+    """Unknown fields are ignored (spec section 4)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+    returnUrl: str | None = Field(
+        default=None, max_length=2000,
+        description="Where the browser goes after the callback, with `?billing=connected` or "
+                    "`?billing=error&code=...` appended; must be under the service's configured console URL "
+                    "(`CONSOLE_URL`). Without it, the callback answers its own HTML page.",
+    )
 
 
 class BillingConnection(ResponseModel):
@@ -25,10 +37,12 @@ class BillingConnection(ResponseModel):
 
 
 class AuthorizeLink(ResponseModel):
-    authorizeUrl: str = Field(
-        description="Open in the admin's browser: the platform asks to install the app, then redirects back."
+    startUrl: str = Field(
+        description="Open in the admin's browser, once, before `expiresAt`: it binds the flow to that browser "
+                    "(a short-lived HttpOnly cookie) and redirects it to the platform's install page, which "
+                    "redirects back to the callback. A callback in another browser is refused."
     )
-    expiresAt: datetime = Field(description="The link's state is accepted until then, once.")
+    expiresAt: datetime = Field(description="The start URL works until then, once.")
 
 
 class PlatformWebhookReceipt(ResponseModel):

@@ -1,8 +1,9 @@
-"""The billing platform connection (spec section 3): authorize, the browser's callback, read, and
-disconnect. Admin keys only, except the callback (the platform redirects the admin's browser there).
+"""The billing platform connection (spec section 3): the browser's callback, read, and disconnect.
+Admin keys only, except the callback (the platform redirects the admin's browser there). The flow's
+first steps (authorize, the browser's start) are ``services.connect_flow``.
 
-- ``authorize`` stores a state row and returns the marketplace's authorize URL carrying it, signed.
-- ``callback`` consumes the state row atomically (single use) before anything else, then exchanges
+- ``callback`` refuses a state that is not the browser's own (its nonce cookie), then consumes the
+  state row atomically (single use) before anything else, then exchanges
   the code outside any transaction, then stores the connection with its tokens sealed and a
   ``billing.connection.connected`` event. Its outcome is data the resource renders as a page.
 - ``disconnect`` asks the platform to deauthorize, then deletes the row (the tokens with it).
@@ -11,13 +12,12 @@ disconnect. Admin keys only, except the callback (the platform redirects the adm
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
-from sqlalchemy import delete, update
+from sqlalchemy import update
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
@@ -25,7 +25,7 @@ from dps_common.errors import UpstreamFailed
 from dps_common.ids import new_id
 
 from dps_billing.db.models import BillingConnection, OAuthState
-from dps_billing.oauth_state import AuthorizeState, StateRefused, sign_state, verify_state
+from dps_billing.oauth_state import AuthorizeState, StateRefused, nonce_matches, verify_state
 from dps_billing.platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
 from dps_billing.services.access import store_grant
 from dps_billing.services.connection_records import (
@@ -40,19 +40,21 @@ from dps_billing.settings import Settings
 from dps_billing.tokens import TokenSealer
 
 log = logging.getLogger("dps.billing.connection")
-_STATES_KEPT = timedelta(days=1)  # consumed and expired states are deleted after this
 
 
 @dataclass(frozen=True)
 class CallbackOutcome:
     """What the callback page tells the admin. ``reason``: ``connected``, ``denied``,
     ``state_invalid``, ``state_expired``, ``state_used``, ``code_missing``, ``code_invalid``,
-    ``platform_refused``, ``platform_unavailable`` or ``mode_mismatch``."""
+    ``platform_refused``, ``platform_unavailable``, ``mode_mismatch`` or ``not_this_browser``.
+    ``return_url``: the console page to send the browser back to (set once the flow is the browser's
+    own and consumed)."""
 
     reason: str
     message: str
     status: int = 400
     account_id: str | None = None
+    return_url: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -76,34 +78,8 @@ class ConnectionService:
         with self._tx.read() as session:
             return render_connection(load_connection(session, principal.organization_id))
 
-    def authorize(self, principal: Principal) -> dict[str, Any]:
-        now = self._now()
-        state = AuthorizeState(
-            id=new_id(),
-            organization_id=principal.organization_id,
-            user_id=principal.user_id,
-            livemode=self._settings.billing_livemode,
-            expires_at=now + timedelta(seconds=self._settings.state_ttl_seconds),
-        )
-        with self._tx() as session:
-            session.execute(delete(OAuthState).where(OAuthState.expires_at < now - _STATES_KEPT))
-            session.add(OAuthState(
-                id=state.id, organization_id=state.organization_id, user_id=state.user_id,
-                livemode=state.livemode, expires_at=state.expires_at,
-            ))
-        query = urlencode({
-            "client_id": self._settings.billing_client_id,
-            "redirect_uri": self._settings.billing_redirect_uri,
-            "state": sign_state(self._settings.billing_state_secret, state),
-        })
-        log.info("billing authorize link issued", extra={"organizationId": str(principal.organization_id)})
-        return {
-            "authorizeUrl": f"{self._settings.billing_marketplace_url}/oauth/v2/authorize?{query}",
-            "expiresAt": state.expires_at,
-        }
-
     def callback(self, code: str | None, state_token: str | None, error: str | None,
-                 error_description: str | None) -> CallbackOutcome:
+                 error_description: str | None, browser_nonces: Sequence[str]) -> CallbackOutcome:
         now = self._now()
         if not state_token:
             return _refused("state_invalid", "The link is incomplete: it carries no state. Start again.")
@@ -113,8 +89,20 @@ class ConnectionService:
             if exc.reason == "expired":
                 return _refused("state_expired", "The connection link has expired. Start again from the settings.")
             return _refused("state_invalid", "The connection link is not valid. Start again from the settings.")
-        if not self._consume(state, now):
+        if not nonce_matches(state, browser_nonces):
+            log.warning("billing callback from another browser", extra={"organizationId": str(state.organization_id)})
+            return _refused("not_this_browser", "This connection was started in another browser, or this browser "
+                            "does not accept cookies from the service. Start again from the settings, in this "
+                            "browser: nothing was connected.")
+        consumed = self._consume(state, now)
+        if consumed is None:
             return _refused("state_used", "This connection link was already used. Start again from the settings.")
+        outcome = self._complete(state, code, error, error_description)
+        return replace(outcome, return_url=consumed or None)
+
+    def _complete(self, state: AuthorizeState, code: str | None, error: str | None,
+                  error_description: str | None) -> CallbackOutcome:
+        """The flow is this browser's own and consumed: the platform's answer, the code's exchange."""
         if error:
             if error == "access_denied":
                 return CallbackOutcome("denied", "The app was not installed: the request was denied or cancelled "
@@ -167,8 +155,9 @@ class ConnectionService:
             session.delete(connection)
         log.info("billing platform disconnected", extra={"organizationId": str(principal.organization_id)})
 
-    def _consume(self, state: AuthorizeState, now: datetime) -> bool:
-        """Single use: exactly one callback consumes the row; it must match what was signed."""
+    def _consume(self, state: AuthorizeState, now: datetime) -> str | None:
+        """Single use: exactly one callback consumes the row; it must match what was signed, the browser's
+        nonce included. None when it is not there (used, expired); else its return URL ('' for none)."""
         with self._tx() as session:
             consumed = session.execute(
                 update(OAuthState)
@@ -177,13 +166,14 @@ class ConnectionService:
                     OAuthState.organization_id == state.organization_id,
                     OAuthState.user_id == state.user_id,
                     OAuthState.livemode == state.livemode,
+                    OAuthState.nonce_hash == state.nonce_hash,
                     OAuthState.consumed_at.is_(None),
                     OAuthState.expires_at > now,
                 )
                 .values(consumed_at=now)
-                .returning(OAuthState.id)
+                .returning(OAuthState.return_url)
             ).first()
-        return consumed is not None
+        return None if consumed is None else (consumed.return_url or "")
 
     def _store(self, state: AuthorizeState, grant: Grant, now: datetime) -> str | None:
         """The organization's connection now holds ``grant``; the account it replaced, if any."""

@@ -1,7 +1,8 @@
 """The billing platform's signed webhooks (``POST /billing-platform/webhooks``).
 
 The signature is checked by the ``stripe`` package's own verifier (``Stripe-Signature``, HMAC-SHA256
-with the ``whsec_`` secret, 300 s tolerance): a bad or stale one is a 400 and changes nothing. An
+with the ``whsec_`` secret, 300 s tolerance, into the past and, checked here, the future): a bad,
+stale or future-dated one is a 400 and changes nothing. An
 event id already processed changes nothing (its row is inserted first, in the same transaction).
 
 - ``account.application.deauthorized``: the app was removed from the account on the platform; every
@@ -37,16 +38,35 @@ HANDLED = frozenset({AUTHORIZED, DEAUTHORIZED})
 TOLERANCE_SECONDS = 300
 
 
-def verify(payload: bytes, signature: str | None, secret: str) -> dict[str, Any]:
-    """The verified event, as plain data, or a 400."""
+def signed_at(signature: str) -> int | None:
+    """The ``t=`` of a ``Stripe-Signature`` header (None when absent or not a number)."""
+    for part in signature.split(","):
+        name, _, value = part.strip().partition("=")
+        if name == "t":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def verify(payload: bytes, signature: str | None, secret: str, now: float) -> dict[str, Any]:
+    """The verified event, as plain data, or a 400. Signed more than the tolerance in the future is
+    refused like too old (the package checks only the past): a clock that far ahead, or a signature
+    made to outlive the tolerance, is not a fresh event."""
     if not signature:
         raise BadRequest("The Stripe-Signature header is missing.", code="invalid_signature")
+    stamp = signed_at(signature)
+    if stamp is not None and stamp > now + TOLERANCE_SECONDS:
+        raise BadRequest("The Stripe-Signature header does not match the body, or is too old or too far in the "
+                         "future.", code="invalid_signature")
     try:
         event: dict[str, Any] = stripe.Webhook.construct_event(
             payload, signature, secret, tolerance=TOLERANCE_SECONDS
         ).to_dict()
     except stripe.SignatureVerificationError:
-        raise BadRequest("The Stripe-Signature header does not match the body, or is too old.",
+        raise BadRequest("The Stripe-Signature header does not match the body, or is too old or too far in the "
+                         "future.",
                          code="invalid_signature") from None
     except ValueError:
         raise BadRequest("The body is not a platform event.", code="invalid_event") from None
@@ -60,7 +80,7 @@ class PlatformEvents:
         self._now = now
 
     def receive(self, payload: bytes, signature: str | None) -> dict[str, Any]:
-        event = verify(payload, signature, self._secret)
+        event = verify(payload, signature, self._secret, self._now().timestamp())
         event_id, event_type = str(event.get("id") or ""), str(event.get("type") or "")
         account_id = event.get("account")
         if not event_id:

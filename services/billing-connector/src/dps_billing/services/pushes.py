@@ -118,6 +118,16 @@ class PushService:
             self._snapshots.read(principal.organization_id, quote_id)  # NotFound unless the quote is the org's
         return rendered
 
+    def recent_pushes(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+        """The organization's pushes, newest first (UUIDv7 ids descending)."""
+        stmt = select(BillingPush).where(BillingPush.organization_id == principal.organization_id)
+        after = resume_after(page, [UUID])
+        if after is not None:
+            stmt = stmt.where(BillingPush.id < after[0])
+        stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
+        with self._tx.read() as session:
+            return render_pushes(session, list(session.scalars(stmt)))
+
     def get_push(self, principal: Principal, quote_id: UUID, push_id: UUID) -> dict[str, Any]:
         with self._tx.read() as session:
             push = session.scalar(select(BillingPush).where(

@@ -2,6 +2,6 @@
 
 from dps_billing.db.models import idempotency  # noqa: F401  (the shared idempotency_keys table)
 from dps_billing.db.models.connections import BillingConnection, OAuthState, PlatformEvent
-from dps_billing.db.models.pushes import BillingPush, PacerSlot, PushObject
+from dps_billing.db.models.pushes import BillingPush, PacerSlot, PacerTurn, PushObject
 
-__all__ = ["BillingConnection", "BillingPush", "OAuthState", "PacerSlot", "PlatformEvent", "PushObject"]
+__all__ = ["BillingConnection", "BillingPush", "OAuthState", "PacerSlot", "PacerTurn", "PlatformEvent", "PushObject"]

@@ -38,10 +38,16 @@ class BillingConnection(Base):
 
 
 class OAuthState(Base):
-    """One authorize link: its signed ``state`` names this row, which is consumed exactly once."""
+    """One connect flow. ``POST /billing-connection/authorize`` makes it with a start ticket (only its
+    SHA-256 is kept), which one browser redeems once at ``GET /billing-connection/start``: that sets
+    the browser's nonce cookie (only its SHA-256 is kept here, and in the signed ``state``). The
+    callback consumes the row exactly once, and only from the browser holding the nonce."""
 
     __tablename__ = "billing_oauth_states"
-    __table_args__ = (Index("ix_billing_oauth_states_expires_at", "expires_at"),)
+    __table_args__ = (
+        Index("ix_billing_oauth_states_expires_at", "expires_at"),
+        Index("ix_billing_oauth_states_ticket_hash", "ticket_hash", unique=True),
+    )
 
     id: Mapped[UUID] = uuid_pk()
     organization_id: Mapped[UUID]
@@ -49,6 +55,11 @@ class OAuthState(Base):
     livemode: Mapped[bool]
     expires_at: Mapped[datetime] = timestamp()
     consumed_at: Mapped[datetime | None] = timestamp()
+    ticket_hash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    ticket_expires_at: Mapped[datetime | None] = timestamp()
+    started_at: Mapped[datetime | None] = timestamp()  # the ticket was redeemed by a browser
+    nonce_hash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    return_url: Mapped[str | None] = mapped_column(Text)  # the console page the browser goes back to
     created_at: Mapped[datetime] = defaults_to_now()
 
 

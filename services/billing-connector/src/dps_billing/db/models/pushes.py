@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -30,6 +30,7 @@ class BillingPush(Base):
     __table_args__ = (
         CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),
         Index("ix_billing_pushes_organization_id_quote_id_id", "organization_id", "quote_id", "id"),
+        Index("ix_billing_pushes_organization_id_id", "organization_id", "id"),
         Index(
             "ix_billing_pushes_one_active_per_quote",
             "organization_id",
@@ -91,3 +92,17 @@ class PacerSlot(Base):
 
     account_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     next_slot: Mapped[datetime] = timestamp()
+    turns: Mapped[int] = mapped_column(BigInteger, server_default="0")  # the sequence of its turns
+
+
+class PacerTurn(Base):
+    """One paced call of an account: its place in the account's sequence, its planned start and when
+    it ended (NULL while it runs). ``dps_billing.worker.pacer`` reads the ends of the turns one
+    rate's worth back before a call starts."""
+
+    __tablename__ = "billing_pacer_turns"
+
+    account_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    planned_at: Mapped[datetime] = timestamp()
+    done_at: Mapped[datetime | None] = timestamp()

@@ -1,6 +1,6 @@
 """``Idempotency-Key`` on the dispatcher's POSTs (the shared middleware on the dispatcher's own
 table; keys checked by the real api): a retried registration creates one endpoint and replays its
-answer, secret included; another body is 422; keys are per organization; refusals for the API key
+answer without the secret (shown once: null, with a ``secretShownOnce`` notice); another body is 422; keys are per organization; refusals for the API key
 keep nothing; a test delivery retried with its key is sent once; the document shows the header."""
 
 from __future__ import annotations
@@ -30,13 +30,17 @@ def kept(tx, org) -> list[str]:
         return list(session.scalars(select(IDEMPOTENCY_KEYS.c.key).where(IDEMPOTENCY_KEYS.c.organization_id == UUID(org.id))))
 
 
-def test_a_retried_registration_creates_one_endpoint_and_replays_its_secret(client, org, tx):
+def test_a_retried_registration_creates_one_endpoint_and_replays_no_secret(client, org, tx):
     body = {"url": URL, "eventTypes": ["quote.approved"]}
     first = client.simulate_post(BASE, json=body, headers=keyed(org.admin, "register-erp"))
     retry = client.simulate_post(BASE, json=body, headers=keyed(org.admin, "register-erp"))
     assert first.status_code == retry.status_code == 201
     assert retry.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first.headers
-    assert retry.json == first.json and retry.json["secret"].startswith("whsec_")
+    assert first.json["secret"].startswith("whsec_") and first.json["secret"] not in retry.text
+    replayed = retry.json
+    notice = replayed.pop("secretShownOnce")
+    assert replayed == {**first.json, "secret": None}
+    assert notice["renewal"] == f"POST /webhook-configs/{first.json['id']}/rotate-secret"
     assert count(tx, WebhookEndpoint, org) == 1
 
 

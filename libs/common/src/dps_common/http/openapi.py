@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from dps_common.http.openapi_secrets import add_replayed_schemas, document_secret_replay
 from dps_common.http.operations import Operation
 
 _REF = "#/components/schemas/{model}"
@@ -188,6 +189,7 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
             paths.setdefault(path, {})[method.lower()] = _operation(method, path, op)
             if method == "POST" and not getattr(resource, "public", False):
                 _document_idempotency(paths[path]["post"])
+                document_secret_replay(paths[path]["post"], op)
             models.update(m for m in (op.body, op.response) if m is not None)
     _, defs = models_json_schema(
         [(m, "validation" if _is_request(m, routes) else "serialization") for m in sorted(models, key=lambda m: m.__name__)],
@@ -195,6 +197,7 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
     )
     schemas = dict(defs.get("$defs", {}))
     schemas["Problem"] = _PROBLEM
+    add_replayed_schemas(schemas, [op for _, r in routes for op in getattr(r, "operations", {}).values()])
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},

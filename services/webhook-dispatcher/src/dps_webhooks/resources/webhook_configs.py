@@ -31,6 +31,7 @@ _URL_RULES = (
     "or its host does not resolve or resolves to a private, loopback, link-local or otherwise blocked address."
 )
 _REVOKED = "409 `webhook_config_revoked` on a revoked webhook config."
+_ROTATE = "POST /webhook-configs/{id}/rotate-secret"  # a replayed answer's secret is null: rotate for a new one
 
 
 class WebhookConfigsResource:
@@ -52,6 +53,8 @@ class WebhookConfigsResource:
             tag=TAG,
             description="The endpoint starts ACTIVE. " + _URL_RULES,
             operation_id="createWebhookConfig",
+            secret_fields=("secret",),
+            secret_renewal=_ROTATE,
         ),
     }
 
@@ -133,6 +136,8 @@ class RotateSecretResource:
             tag=TAG,
             description="No overlap: the old secret stops signing at once. " + _REVOKED,
             operation_id="rotateWebhookConfigSecret",
+            secret_fields=("secret",),
+            secret_renewal=_ROTATE,
         ),
     }
 

@@ -8,7 +8,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
-from dps_common.http.bodies import MAX_BODY_BYTES, parse_body, read_body
+from dps_common.http import problems
+from dps_common.http.bodies import MAX_BODY_BYTES, BodyLimit, parse_body, read_body
 
 
 class Line(BaseModel):
@@ -97,3 +98,62 @@ def test_nul_characters_are_refused_naming_the_field():
     with pytest.raises(ValidationFailed) as err:
         parse_body(json_request(b'{"name": "a", "lines": [{"quantity": 1, "note": "x\\u0000y"}]}'), Body)
     assert err.value.extra["errors"][0]["field"] == "lines[0].note"
+
+
+class BrokenStream(io.RawIOBase):
+    """A chunked body the server could not de-chunk (``dps_common.edge.worker`` raises this)."""
+
+    def read(self, size=-1):
+        from dps_common.edge.reading import MalformedBody
+
+        raise MalformedBody("a chunk size is not a hexadecimal number")
+
+
+def test_a_malformed_chunked_body_is_a_400_that_closes_the_connection():
+    app = falcon.App()
+    problems.install(app)
+
+    class Echo:
+        def on_post(self, req, resp):
+            resp.data = read_body(req)
+
+    app.add_route("/echo", Echo())
+    result = falcon.testing.simulate_request(
+        app, "POST", "/echo", extras={"wsgi.input": BrokenStream()}, headers={"Transfer-Encoding": "chunked"}
+    )
+    assert result.status_code == 400 and result.json["code"] == "malformed_body"
+    assert result.headers["connection"] == "close"
+
+
+def route_that_takes_no_body(app: falcon.App) -> list[str]:
+    done: list[str] = []
+
+    class Approve:
+        def on_post(self, req, resp):
+            done.append("approved")
+            resp.status = 201
+
+    app.add_route("/approve", Approve())
+    return done
+
+
+def test_a_chunked_body_over_the_limit_to_a_route_that_takes_no_body_is_413_before_it_runs():
+    app = falcon.App(middleware=[BodyLimit()])
+    problems.install(app)
+    done = route_that_takes_no_body(app)
+    stream = CountingStream()
+    result = falcon.testing.simulate_request(
+        app, "POST", "/approve", extras={"wsgi.input": stream}, headers={"Transfer-Encoding": "chunked"}
+    )
+    assert result.status_code == 413 and result.headers["connection"] == "close"
+    assert done == [] and stream.read_bytes <= MAX_BODY_BYTES + 65536
+
+
+def test_a_small_chunked_body_to_a_route_that_takes_no_body_is_read_and_ignored():
+    app = falcon.App(middleware=[BodyLimit()])
+    problems.install(app)
+    done = route_that_takes_no_body(app)
+    result = falcon.testing.simulate_request(
+        app, "POST", "/approve", extras={"wsgi.input": io.BytesIO(b"{}")}, headers={"Transfer-Encoding": "chunked"}
+    )
+    assert result.status_code == 201 and done == ["approved"]

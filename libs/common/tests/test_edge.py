@@ -98,3 +98,36 @@ def test_gunicorns_master_does_not_load_prometheus_client_before_the_hooks_set_t
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        (b"400\r\n{}", "the connection ended before the body did"),  # announces 1 KB, the client stops at 2 bytes
+        (b"zz\r\n{}\r\n0\r\n\r\n", "a chunk size is not a hexadecimal number"),
+        (b"2\r\n{}XX0\r\n\r\n", "a chunk does not end with CRLF"),
+    ],
+    ids=["truncated", "bad-chunk-size", "missing-terminator"],
+)
+def test_the_workers_body_stream_raises_a_broken_chunked_body_as_malformed(raw, detail):
+    """What the app reads under gunicorn: the framing errors are ``MalformedBody`` (the app's 400), not
+    gunicorn's own exceptions (an unhandled error, 500)."""
+    from gunicorn.http.body import Body, ChunkedReader
+    from gunicorn.http.unreader import IterUnreader
+
+    from dps_common.edge.reading import MalformedBody
+    from dps_common.edge.worker import _BodyInput
+
+    stream = _BodyInput(Body(ChunkedReader(object(), IterUnreader([raw]))))
+    with pytest.raises(MalformedBody, match=detail):
+        stream.read()
+
+
+def test_the_workers_body_stream_reads_a_good_chunked_body():
+    from gunicorn.http.body import Body, ChunkedReader
+    from gunicorn.http.unreader import IterUnreader
+
+    from dps_common.edge.worker import _BodyInput
+
+    stream = _BodyInput(Body(ChunkedReader(object(), IterUnreader([b"2\r\n{}\r\n3\r\n[1]\r\n0\r\n\r\n"]))))
+    assert stream.read(3) == b"{}[" and stream.read() == b"1]" and stream.read() == b""

@@ -4,9 +4,11 @@ workers, TLS), against real slow and malformed clients on real sockets (``dps_co
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from dps_common.testing import edge_checks as edge
 from dps_common.testing.processes import gunicorn, write_tls_files
@@ -16,6 +18,7 @@ from dps_common.testing.rate_limits import UNTHROTTLED
 PEPPER = "edge-test-pepper-0123456789abcdef0123456789abcdef"
 WHOAMI = "/external/v1/whoami"
 PRODUCTS = "/external/v1/products"
+QUOTES = "/external/v1/pricing-quotes"
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +100,62 @@ def test_errors_the_server_writes_itself_are_problem_details(origin, ca, target,
 
 def test_a_chunked_body_over_10_mb_is_413_with_connection_close_and_the_connection_closes(origin, ca, key_headers):
     edge.chunked_body_over_limit_closes(origin, ca[1], PRODUCTS, key_headers)
+
+
+@pytest.fixture
+def draft_quote(origin, ca, key_headers) -> str:
+    """A DRAFT quote with one line, which a submission would approve at once (no rule fires)."""
+    def post(path: str, body: dict[str, object]) -> dict[str, object]:
+        with requests.Session() as session:
+            session.trust_env = False
+            resp = session.post(origin + path, json=body, headers=key_headers, verify=ca[1], timeout=10)
+        assert resp.status_code == 201, resp.text
+        return resp.json()
+
+    product = post(PRODUCTS, {"specId": f"SKU-{uuid.uuid4().hex[:8]}", "name": "Seat", "priceModel": "PER_UNIT",
+                              "priceFrequency": "MONTHLY", "listPrices": {"USD": "100.00"}})
+    quote = post(QUOTES, {"name": "Edge renewal", "currency": "USD", "billingFrequency": "MONTHLY",
+                          "subscriptionTermMonths": 12, "lines": [{"productId": product["id"], "quantity": "1"}]})
+    return str(quote["id"])
+
+
+def quote_status(origin: str, ca_file: str, key_headers: dict[str, str], quote_id: str) -> str:
+    resp = edge.get(origin, ca_file, f"{QUOTES}/{quote_id}", key_headers)
+    assert resp.status_code == 200, resp.text
+    return str(resp.json()["status"])
+
+
+def test_a_chunked_body_over_10_mb_to_a_route_that_takes_no_body_is_413_and_nothing_is_done(
+    origin, ca, key_headers, draft_quote
+):
+    """``POST /pricing-quotes/{id}/approval`` reads no body; the limit holds there too, before the
+    submission runs (the quote stays a DRAFT)."""
+    edge.chunked_body_over_limit_closes(origin, ca[1], f"{QUOTES}/{draft_quote}/approval", key_headers)
+    assert quote_status(origin, ca[1], key_headers, draft_quote) == "DRAFT"
+
+
+@pytest.mark.parametrize("body", list(edge.MALFORMED_CHUNKED_BODIES.values()), ids=list(edge.MALFORMED_CHUNKED_BODIES))
+def test_a_malformed_chunked_body_is_400_and_closed(origin, ca, key_headers, body):
+    edge.malformed_chunked_body_is_400_and_closes(origin, ca[1], PRODUCTS, key_headers, body)
+
+
+def test_a_malformed_chunked_body_to_a_route_that_takes_no_body_is_400_and_nothing_is_done(
+    origin, ca, key_headers, draft_quote
+):
+    body = edge.MALFORMED_CHUNKED_BODIES["bad-chunk-size"]
+    edge.malformed_chunked_body_is_400_and_closes(origin, ca[1], f"{QUOTES}/{draft_quote}/approval", key_headers, body)
+    assert quote_status(origin, ca[1], key_headers, draft_quote) == "DRAFT"
+
+
+def test_a_small_chunked_body_to_a_route_that_takes_no_body_is_read_and_ignored(origin, ca, key_headers, draft_quote):
+    """Within the limit, a body the route does not take changes nothing: the submission runs."""
+    from dps_common.testing.slow_clients import connect, read_response
+
+    with connect(origin, ca[1]) as sock:
+        sock.sendall(edge.chunked_head(origin, f"{QUOTES}/{draft_quote}/approval", key_headers) + b"2\r\n{}\r\n0\r\n\r\n")
+        response = read_response(sock)
+    assert response.status == 201, response.body[:300]
+    assert quote_status(origin, ca[1], key_headers, draft_quote) == "APPROVED"
 
 
 def test_a_connection_closes_only_when_told(origin, ca, key_headers):

@@ -4,6 +4,7 @@ against real slow and malformed clients on real sockets (``dps_common.testing.ed
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -54,6 +55,18 @@ def test_the_servers_own_errors_are_problem_details(origin, ca_and_tls):
     edge.assert_problem(edge.raw_get(origin, ca, CONNECTION, "X-Bad: a\x00b\r\n"), 400, "bad_request")
     key = edge.raw_get(origin, ca, CONNECTION, "x-api-key: dps_" + "k" * 9_000 + "\r\n")
     assert edge.assert_problem(key, 401, "invalid_api_key")["detail"] == "Invalid API key."
+
+
+def test_a_chunked_body_over_10_mb_is_413_and_closed_on_every_route(origin, ca_and_tls, admin_headers):
+    """The platform's public webhook reads its body; a push takes none (refused before it looks the quote up)."""
+    pushes = f"/external/v1/pricing-quotes/{uuid.uuid4()}/billing-pushes"
+    edge.chunked_body_over_limit_closes(origin, ca_and_tls["ca"], PLATFORM_WEBHOOKS, {})
+    edge.chunked_body_over_limit_closes(origin, ca_and_tls["ca"], pushes, admin_headers)
+
+
+@pytest.mark.parametrize("body", list(edge.MALFORMED_CHUNKED_BODIES.values()), ids=list(edge.MALFORMED_CHUNKED_BODIES))
+def test_a_malformed_chunked_body_is_400_and_closed(origin, ca_and_tls, body):
+    edge.malformed_chunked_body_is_400_and_closes(origin, ca_and_tls["ca"], PLATFORM_WEBHOOKS, {}, body)
 
 
 def test_metrics_add_up_every_worker(origin, ca_and_tls):

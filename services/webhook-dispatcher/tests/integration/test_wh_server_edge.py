@@ -4,6 +4,7 @@ against real slow and malformed clients on real sockets (``dps_common.testing.ed
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -43,6 +44,17 @@ def test_the_servers_own_errors_are_problem_details(origin, tls_files):
     edge.assert_problem(edge.raw_get(origin, ca, CONFIGS + "?cursor=" + "c" * 10_000), 414, "uri_too_long")
     key = edge.raw_get(origin, ca, CONFIGS, "x-api-key: dps_" + "k" * 9_000 + "\r\n")
     assert edge.assert_problem(key, 401, "invalid_api_key")["detail"] == "Invalid API key."
+
+
+def test_a_chunked_body_over_10_mb_is_413_and_closed_on_a_route_that_takes_no_body_too(origin, tls_files, org):
+    rotate_secret = f"{CONFIGS}/{uuid.uuid4()}/rotate-secret"  # takes no body: refused before it looks the id up
+    for path in (CONFIGS, rotate_secret):
+        edge.chunked_body_over_limit_closes(origin, tls_files["ca"], path, org.admin.headers)
+
+
+@pytest.mark.parametrize("body", list(edge.MALFORMED_CHUNKED_BODIES.values()), ids=list(edge.MALFORMED_CHUNKED_BODIES))
+def test_a_malformed_chunked_body_is_400_and_closed(origin, tls_files, org, body):
+    edge.malformed_chunked_body_is_400_and_closes(origin, tls_files["ca"], CONFIGS, org.admin.headers, body)
 
 
 def test_metrics_add_up_every_worker(origin, tls_files):

@@ -54,6 +54,13 @@ class RequestTimedOut(TimeoutError):
         self.phase: Phase = phase
 
 
+class MalformedBody(ValueError):
+    """The request body's framing is broken (a bad chunk size or terminator, or the connection ended
+    before the body did): the app answers 400 and closes, since where the next request starts is unknown.
+    The worker raises it from the body stream in place of gunicorn's own errors, so the app needs no
+    knowledge of gunicorn."""
+
+
 class _Socket(Protocol):
     def recv(self, size: int, /) -> bytes: ...
 

@@ -19,6 +19,10 @@ What this adds to gunicorn's ``GeventWorker`` (HTTP/1.1; ``http_protocols`` stay
   and would announce keep-alive; a response the app marks ``Connection: close`` (a 413 that leaves
   the body unread, a 408) is sent with it and the connection is then closed, lingering briefly so
   the client reads the answer rather than a reset.
+- **A malformed body is the client's error**: gunicorn's errors while the app reads a body (a bad
+  chunk size or terminator, a body cut short) reach the app as ``reading.MalformedBody``, which
+  ``dps_common.http.bodies`` answers 400 and closes (it was an unhandled error, 500). The 10 MB limit
+  on chunked bodies, on every route, is the app's (``dps_common.http.bodies.BodyLimit``).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from gunicorn.workers.ggevent import GeventWorker
 
 from dps_common.edge import problems
 from dps_common.edge.problems import Problem
-from dps_common.edge.reading import DeadlineReader, ReadTimeouts, RequestTimedOut
+from dps_common.edge.reading import DeadlineReader, MalformedBody, ReadTimeouts, RequestTimedOut
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -194,11 +198,63 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
             self.log.debug("Failed to send the error answer.")
 
 
+class _BodyInput:
+    """``wsgi.input``: gunicorn's body stream, with its framing errors raised as ``MalformedBody``."""
+
+    _ERRORS = (http_errors.ParseException, http_errors.NoMoreData)
+
+    def __init__(self, body: Any):
+        self._body = body
+
+    def read(self, size: int | None = None) -> bytes:
+        try:
+            return self._body.read(size)  # type: ignore[no-any-return]
+        except self._ERRORS as exc:
+            raise MalformedBody(_describe(exc)) from exc
+
+    def readline(self, size: int | None = None) -> bytes:
+        try:
+            return self._body.readline(size)  # type: ignore[no-any-return]
+        except self._ERRORS as exc:
+            raise MalformedBody(_describe(exc)) from exc
+
+    def readlines(self, hint: int | None = None) -> list[bytes]:
+        lines = []
+        while line := self.readline():
+            lines.append(line)
+        return lines
+
+    def __iter__(self) -> _BodyInput:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def _describe(exc: BaseException) -> str:
+    """What broke, without echoing the client's bytes back."""
+    if isinstance(exc, http_errors.NoMoreData):
+        return "the connection ended before the body did"
+    if isinstance(exc, http_errors.InvalidChunkSize):
+        return "a chunk size is not a hexadecimal number"
+    if isinstance(exc, http_errors.ChunkMissingTerminator):
+        return "a chunk does not end with CRLF"
+    if isinstance(exc, http_errors.InvalidChunkExtension):
+        return "a chunk extension is malformed"
+    return "its framing is malformed"
+
+
 def _closing_when_asked(app: WSGIApplication) -> WSGIApplication:
     """The app, with a ``Connection: close`` it sends making gunicorn close the connection after the
-    response (gunicorn drops the app's hop-by-hop headers and decides keep-alive itself)."""
+    response (gunicorn drops the app's hop-by-hop headers and decides keep-alive itself), and the body
+    stream's framing errors raised as ``MalformedBody``."""
 
     def wrapped(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        environ["wsgi.input"] = _BodyInput(environ["wsgi.input"])
+
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
             if any(name.lower() == "connection" and "close" in value.lower() for name, value in headers):
                 response = getattr(start_response, "__self__", None)

@@ -11,6 +11,7 @@ from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.event_catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
+from dps_common.http.bodies import BodyLimit
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.http.json import JsonHandler
@@ -44,9 +45,11 @@ class Api:
             middleware=[RequestContext(), AuthMiddleware(authenticator), Observability(service)],
             media_type=falcon.MEDIA_JSON,
         )
-        # after auth, in this order: a request over its budget is refused before it claims a key
+        # after auth, in this order: a request over its budget is refused before its chunked body is
+        # read, and one whose body is over 10 MB before it claims a key
         if rate_limits is not None:
             install_rate_limits(self.app, rate_limits, service)
+        self.app.add_middleware(BodyLimit())  # a chunked body over 10 MB: 413 before anything is done
         if idempotency is not None:
             self.app.add_middleware(IdempotencyMiddleware(idempotency))
         handler = JsonHandler()

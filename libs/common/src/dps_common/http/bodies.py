@@ -1,5 +1,11 @@
 """Request bodies: bounded reads (413 past 10 MB without reading further; 408 when the client stops
-sending, by the server's read deadlines) and typed parsing.
+sending, by the server's read deadlines; 400 when the chunked framing is broken) and typed parsing.
+
+The limit holds on every route, those that take no body included: a body with a Content-Length over
+10 MB is refused first thing (``dps_common.http.middleware.RequestContext``), and a chunked body, whose
+size is known only once read, is read by ``BodyLimit`` before the responder runs, once the key and the
+budget are checked; past 10 MB it is 413 and nothing is done. 413, 408 and a malformed body close the
+connection (``dps_common.http.problems``): the rest of the body is never read.
 
 Bodies are validated straight from bytes by a pydantic model; unknown fields are dropped (the
 spec's rule), malformed JSON and wrong types give 400 naming each offending field.
@@ -13,10 +19,12 @@ from typing import Any, TypeVar
 import falcon
 from pydantic import BaseModel, ValidationError
 
-from dps_common.errors import PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationFailed
+from dps_common.edge.reading import MalformedBody
+from dps_common.errors import BadRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationFailed
 from dps_common.json import loads
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
+MALFORMED_BODY = "malformed_body"  # the code of a 400 for a body whose framing is broken (closes the connection)
 _READ_CHUNK = 64 * 1024
 M = TypeVar("M", bound=BaseModel)
 
@@ -39,8 +47,28 @@ def read_body(req: falcon.Request) -> bytes:
         body = req.bounded_stream.read(length) if length is not None else _read_chunked(req, MAX_BODY_BYTES)
     except TimeoutError:  # the server's body read deadline (dps_common.edge.reading) passed
         raise RequestTimeout("The request body was not received in time.") from None
+    except MalformedBody as exc:  # the server could not de-chunk it (dps_common.edge.worker)
+        raise BadRequest(f"The request body is malformed: {exc}.", code=MALFORMED_BODY) from None
     req.context.raw_body = body
     return body
+
+
+def is_chunked(req: falcon.Request) -> bool:
+    """A body whose size is not declared: ``Transfer-Encoding`` (chunked) and no Content-Length."""
+    return req.content_length is None and bool(req.get_header("Transfer-Encoding"))
+
+
+class BodyLimit:
+    """Reads a chunked body before the responder, on every route (a route that takes no body too), so
+    past 10 MB the request is 413 before anything is done, and a malformed one 400. Added after the
+    auth and rate-limit middleware: a request without a valid key or over its budget is refused
+    without its body being read into memory."""
+
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
+    ) -> None:
+        if resource is not None and is_chunked(req):
+            read_body(req)  # kept on the request for the responder
 
 
 def _read_chunked(req: falcon.Request, limit: int) -> bytes:

@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 
 from dps_common.errors import ServiceError, http_status_of
+from dps_common.http.bodies import MALFORMED_BODY
 from dps_common.json import dumps
 
 PROBLEM_JSON = "application/problem+json"
@@ -38,8 +39,9 @@ def _write(resp: falcon.Response, status: int, body: dict[str, Any]) -> None:
 def handle_service_error(req: falcon.Request, resp: falcon.Response, ex: ServiceError, params: Params) -> None:
     status = http_status_of(ex)
     _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
-    if status in (408, 413):
-        # the rest of the body stays unread (or never came): close rather than let the server drain it
+    if status in (408, 413) or ex.code == MALFORMED_BODY:
+        # the rest of the body stays unread (or never came, or where it ends is unknown): close rather
+        # than let the server drain it
         resp.set_header("Connection", "close")
 
 

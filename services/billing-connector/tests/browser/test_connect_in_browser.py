@@ -1,6 +1,7 @@
 """The connect flow in a real browser (headless Chromium driven by Playwright): the admin opens the
-authorize URL, presses Install (or Cancel) on the stand-in's page, and reads the connector's callback
-page. A reused or expired ``state`` is refused with a page that says why.
+start URL (the connector's cookie binds the flow to the browser, then the stand-in's page), presses
+Install (or Cancel), and reads the connector's callback page. A reused or expired ``state``, or one
+completed in another browser, is refused with a page that says why.
 
 The browser is the test plugin's (``chromium`` and ``page``, ``dps_common.testing.browser``): the
 system's Chromium, never one Playwright downloads; without it the module skips, except under
@@ -63,7 +64,7 @@ def open_install_page(page: Page, link: str) -> None:
 
 def connect(page: Page, served: str, key: str) -> str:
     """The whole flow; answers the account id the page shows."""
-    open_install_page(page, authorize(served, key)["authorizeUrl"])
+    open_install_page(page, authorize(served, key)["startUrl"])
     landed = press(page, "Install")
     assert landed.status == 200
     assert outcome(page) == "connected"
@@ -91,7 +92,7 @@ def test_install_lands_on_the_connected_page(served, fake_api: FakeApi, stand_in
 
 def test_cancel_lands_on_the_denial(served, fake_api: FakeApi, page, tmp_path: Path):
     org = fake_api.organization()
-    open_install_page(page, authorize(served, org.admin.key)["authorizeUrl"])
+    open_install_page(page, authorize(served, org.admin.key)["startUrl"])
     page.screenshot(path=str(tmp_path / "install.png"), full_page=True)
     landed = press(page, "Cancel")
     assert landed.status == 200
@@ -99,6 +100,27 @@ def test_cancel_lands_on_the_denial(served, fake_api: FakeApi, page, tmp_path: P
     assert page.title() == NOT_CONNECTED + TAB_SUFFIX
     assert "denied or cancelled" in page.locator("#outcome").inner_text()
     assert connection(served, org.admin.key).status_code == 404
+
+
+def test_a_state_completed_in_another_browser_is_refused(served, fake_api: FakeApi, stand_in, chromium, page):
+    """Organization A's admin starts connecting; the callback with A's state, opened in another browser
+    (an attacker's, with a code of their own install), is refused and connects nothing."""
+    org = fake_api.organization()
+    open_install_page(page, authorize(served, org.admin.key)["startUrl"])
+    state = page.locator("input[name=state]").get_attribute("value")
+    assert state
+    other = chromium.new_context()
+    try:
+        elsewhere = other.new_page()
+        resp = elsewhere.goto(f"{served}{CALLBACK}?code={stand_in.install()}&state={state}")
+        assert resp is not None and resp.status == 400
+        assert outcome(elsewhere) == "not_this_browser"
+        assert "another browser" in elsewhere.locator("#outcome").inner_text()
+    finally:
+        other.close()
+    assert connection(served, org.admin.key).status_code == 404
+    landed = press(page, "Install")  # the admin's own browser still completes the flow
+    assert landed.status == 200 and outcome(page) == "connected"
 
 
 def _back_and_install_again(page: Page) -> Response | None:
@@ -146,7 +168,7 @@ def short_lived_states(served, served_socket, make_settings, committed_tx) -> It
 def test_an_expired_state_is_refused_with_a_reason(served, fake_api: FakeApi, short_lived_states, page):
     org = fake_api.organization()
     link = authorize(served, org.admin.key)
-    open_install_page(page, link["authorizeUrl"])
+    open_install_page(page, link["startUrl"])
     # the admin leaves the install page open past the link's expiry (the signed expiry is never later)
     expires_at = datetime.fromisoformat(link["expiresAt"].replace("Z", "+00:00"))
     time.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.2)

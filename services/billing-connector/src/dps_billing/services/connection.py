@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
@@ -90,6 +90,9 @@ class ConnectionService:
                 return _refused("state_expired", "The connection link has expired. Start again from the settings.")
             return _refused("state_invalid", "The connection link is not valid. Start again from the settings.")
         if not nonce_matches(state, browser_nonces):
+            if self._consumed_already(state):  # a reload or replay after the callback spent the cookie
+                return _refused("state_used", "This connection link was already used. Start again from the "
+                                "settings.")
             log.warning("billing callback from another browser", extra={"organizationId": str(state.organization_id)})
             return _refused("not_this_browser", "This connection was started in another browser, or this browser "
                             "does not accept cookies from the service. Start again from the settings, in this "
@@ -154,6 +157,10 @@ class ConnectionService:
             record_removed(session, connection, "service", self._now())
             session.delete(connection)
         log.info("billing platform disconnected", extra={"organizationId": str(principal.organization_id)})
+
+    def _consumed_already(self, state: AuthorizeState) -> bool:
+        with self._tx.read() as session:
+            return session.scalar(select(OAuthState.consumed_at).where(OAuthState.id == state.id)) is not None
 
     def _consume(self, state: AuthorizeState, now: datetime) -> str | None:
         """Single use: exactly one callback consumes the row; it must match what was signed, the browser's

@@ -5,10 +5,14 @@ from collections.abc import Callable
 from dps_common.http.app import Api
 
 from dps_webhooks.context import AppContext
-from dps_webhooks.resources import deliveries, webhook_configs
+from dps_webhooks.resources import deliveries, event_types, webhook_configs
 
 # Each resource module's ``register``, in the order their routes are added.
-REGISTRATIONS: list[Callable[[Api, AppContext], None]] = [webhook_configs.register, deliveries.register]
+REGISTRATIONS: list[Callable[[Api, AppContext], None]] = [
+    webhook_configs.register,
+    deliveries.register,
+    event_types.register,
+]
 
 
 def add_routes(api: Api, ctx: AppContext) -> None:

@@ -25,6 +25,7 @@ OPERATIONS = {
     ("get", "/webhook-configs/{webhook_config_id}/deliveries"),
     ("get", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}"),
     ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),
+    ("get", "/webhook-event-types"),
 }
 
 

@@ -118,7 +118,7 @@ def test_another_organizations_endpoint_is_a_404_like_a_missing_one(client, org,
         ({"url": URL, "eventTypes": ["Quote Approved"]}, "eventTypes[0]"),
         ({"url": URL, "eventTypes": ["quote.approved", 3]}, "eventTypes[1]"),
         ({"url": URL, "eventTypes": ["quote.approved", "internal.api_key.revoked"]}, "eventTypes[1]"),  # never delivered
-        ({"url": URL, "eventTypes": [f"quote.t{i}" for i in range(101)]}, "eventTypes"),
+        ({"url": URL, "eventTypes": ["quote.approved"] * 101}, "eventTypes"),
     ],
 )
 def test_bad_fields_are_a_400_naming_the_field(client, org, body, field):

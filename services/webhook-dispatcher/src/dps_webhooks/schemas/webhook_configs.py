@@ -11,6 +11,7 @@ from pydantic import MISSING, AfterValidator, Field, StringConstraints
 from dps_common.events import INTERNAL_PREFIX, is_internal
 from dps_common.schema_examples import example
 
+from dps_webhooks.domain.event_types import known_event_types, unknown_event_type_message
 from dps_webhooks.schemas import RequestModel, ResponseModel
 
 EndpointStatus = Literal["ACTIVE", "PAUSED", "DISABLED"]
@@ -32,16 +33,24 @@ WebhookUrl = Annotated[
     ),
 ]
 Description = Annotated[str, StringConstraints(max_length=500, pattern=r"^[^\x00]*$")]
+
+
 def _deliverable(name: str) -> str:
     if is_internal(name):
         raise ValueError(f"{INTERNAL_PREFIX}* events are the services' own and are never delivered to endpoints")
+    if name not in known_event_types():
+        raise ValueError(unknown_event_type_message(name))
     return name
 
 
 EventType = Annotated[
     str,
-    StringConstraints(max_length=64, pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"),
-    Field(examples=["quote.approved"]),
+    StringConstraints(max_length=64),
+    Field(
+        examples=["quote.approved"],
+        description="One of the event types of GET /webhook-event-types.",
+        json_schema_extra={"enum": list(known_event_types())},
+    ),
     AfterValidator(_deliverable),
 ]
 EventTypes = Annotated[

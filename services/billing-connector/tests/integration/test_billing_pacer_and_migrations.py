@@ -4,7 +4,11 @@ connector's Alembic tree (schema equals the models, naming convention, round tri
 from __future__ import annotations
 
 import threading
+import time
 from uuid import uuid4
+
+import requests
+from sqlalchemy import text
 
 from dps_common.testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
@@ -26,14 +30,62 @@ def test_pacers_of_different_workers_share_one_rate_per_account(engine):
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    # six turns at 0.5 s: the first goes at once, the last waits about 2.5 s; nobody shares a slot
-    assert len(waits) == 5  # the first turn does not sleep
+    # six turns at 0.5 s from two workers: one sequence, one set of slots (the last waits about 2.5 s)
     assert max(waits) > 1.5
-    ordered = sorted(waits)
-    assert all(later - earlier > 0.3 for earlier, later in zip(ordered, ordered[1:]))
+    with engine.connect() as connection:
+        turns = connection.execute(text("SELECT turns FROM billing_pacer_slots WHERE account_id = :a"),
+                                   {"a": account}).scalar_one()
+    assert turns == 6
+    recorded = len(waits)
     other = PostgresPacer(engine, 2.0, sleep=record)
     other.wait_turn(f"acct_{uuid4().hex[:12]}")  # another account has its own slots: no wait
-    assert len(waits) == 5
+    assert len(waits) == recorded
+
+
+def test_the_platform_never_sees_more_than_the_rate_in_any_second_with_bursts_late_calls_and_retries(
+        engine, stand_in):
+    """20 calls per second, three workers' pacers on one account, bursts of calls from threads whose first
+    call reaches the platform late (a connection's setup), and retried 500s: counted at the platform, no
+    one-second window holds more than 20 (even spacing alone let 21 in: the turns 20 apart are exactly
+    a second apart, and a late first call crowds the next ones)."""
+    account = stand_in.config.platform_account  # the app's own key acts on it
+    pacers = [PostgresPacer(engine, 20.0) for _ in range(3)]
+    stand_in.clear_requests()
+    stand_in.faults.add(path_prefix="/v1/products", status=500, count=4)
+    errors: list[BaseException] = []
+
+    def burst(pacer: PostgresPacer, calls: int) -> None:
+        with requests.Session() as session:
+            first = True
+            for _ in range(calls):
+                for _attempt in range(3):  # a 500 is retried: another turn
+                    with pacer.turn(account):
+                        if first:
+                            time.sleep(0.03)  # connection setup: this call reaches the platform late
+                            first = False
+                        answer = session.get(f"{stand_in.api_url}/v1/products", auth=(stand_in.config.secret_key, ""), timeout=10)
+                    if answer.status_code != 500:
+                        break
+
+    def run(pacer: PostgresPacer, calls: int) -> None:
+        try:
+            burst(pacer, calls)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    try:
+        for calls in (25, 20):  # two bursts: the second starts while the first's last second is still counted
+            threads = [threading.Thread(target=run, args=(pacer, calls)) for pacer in pacers]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+    finally:
+        stand_in.faults.clear()
+    assert errors == []
+    received = stand_in.requests(path_prefix="/v1/products")
+    assert len(received) >= 135 and sum(1 for r in received if r.status == 500) == 4
+    assert stand_in.busiest_window(1.0, path_prefix="/v1/", account=account) <= 20
 
 
 def test_the_schema_is_the_models_and_names_follow_the_convention(engine, dps_service):

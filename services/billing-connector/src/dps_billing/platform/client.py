@@ -16,7 +16,7 @@ import stripe
 from stripe.params import PriceCreateParams, ProductCreateParams, QuoteCreateParams
 
 from dps_billing.domain.plan import PriceParams, ProductParams, QuoteParams
-from dps_billing.platform.pacing import NoPacing, Pacer
+from dps_billing.platform.pacing import NoPacing, Pacer, turn_of
 from dps_billing.platform.retry import Retrier
 from dps_billing.platform.stripe_errors import header, translate
 
@@ -95,9 +95,9 @@ class BillingClient:
         options: stripe.RequestOptions = {"idempotency_key": idempotency_key}
 
         def attempt() -> Created:
-            self._pacer.wait_turn(self.account_id)
             try:
-                created = call(options)
+                with turn_of(self._pacer, self.account_id):
+                    created = call(options)
             except stripe.StripeError as error:
                 raise translate(error) from error
             response = created.last_response

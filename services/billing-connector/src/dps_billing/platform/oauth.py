@@ -28,7 +28,7 @@ from dps_billing.platform.errors import (
     PlatformRejected,
     PlatformUnavailable,
 )
-from dps_billing.platform.pacing import NoPacing, Pacer
+from dps_billing.platform.pacing import NoPacing, Pacer, turn_of
 from dps_billing.platform.retry import Retrier, parse_retry_after
 
 ACCESS_TOKEN_LIFETIME = timedelta(hours=1)  # Stripe sends no expires_in; its access tokens last an hour
@@ -89,10 +89,10 @@ class AppOAuth:
 
     def _post(self, path: str, form: dict[str, str]) -> dict[str, Any]:
         def attempt() -> dict[str, Any]:
-            self._pacer.wait_turn(APP_PACING_KEY)
             try:
-                response = self._session.post(f"{self._api_url}{path}", data=form, auth=(self._secret_key, ""),
-                                              timeout=self._timeout)
+                with turn_of(self._pacer, APP_PACING_KEY):
+                    response = self._session.post(f"{self._api_url}{path}", data=form, auth=(self._secret_key, ""),
+                                                  timeout=self._timeout)
             except requests.RequestException as error:
                 raise PlatformUnavailable(f"the billing platform could not be reached: {type(error).__name__}",
                                           retry_later=_not_sent(error)) from error

@@ -7,8 +7,9 @@ per second, below an account's rate as soon as a call takes longer than the pace
 whole rate, and the pacer still keeps the account under it, however many calls wait for a turn.
 
 The calls still reach the platform in line order per kind: a line takes its product's (or price's)
-first pacer turn only after the line before it took its own (or gave it up: the object was stored
-already, or the line stopped). Turns are spaced by the pacer's interval, so they arrive in that order.
+first pacer turn only after the line before it took its place in the pacer's order (or gave it up:
+the object was stored already, or the line stopped). Turns start in that order, spaced by the pacer's
+interval.
 
 When a line fails, no line takes a new turn afterwards; lines already calling finish their call and
 store its id. The failure of the earliest line is raised (as one call at a time would have).
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from typing import Protocol, TypeVar, runtime_checkable
 
 from dps_billing.domain.plan import PlannedLine
-from dps_billing.platform.pacing import Pacer
+from dps_billing.platform.pacing import Pacer, turn_of
 
 LINES_IN_FLIGHT = 4
 R = TypeVar("R")
@@ -87,6 +88,8 @@ class TurnOrder:
 
 
 class _Step:
+    """The pacer one line's calls of a kind use: its first turn waits for its place in the order."""
+
     def __init__(self, order: TurnOrder, kind: str, position: int):
         self._order = order
         self._kind = kind
@@ -99,20 +102,33 @@ class _Step:
             self._order._pass(self._kind, self._position)
 
     def wait_turn(self, account_id: str) -> None:
+        with self.turn(account_id):
+            pass
+
+    @contextmanager
+    def turn(self, account_id: str, reserved: Callable[[], None] | None = None) -> Iterator[None]:
         pacer = self._order._pacer
         if self._passed:  # a retry or a second lookup page: its place is taken already
-            pacer.wait_turn(account_id)
+            with turn_of(pacer, account_id, reserved):
+                yield
             return
         try:
             self._order._wait_for(self._kind, self._position)
         except Aborted:
             self.passed()
             raise
-        if isinstance(pacer, TurnTaker):
-            pacer.take_turn(account_id, self.passed)
-        else:  # a pacer that cannot say when the turn is taken: the order is that of the turns' ends
-            pacer.wait_turn(account_id)
+
+        def placed() -> None:
             self.passed()
+            if reserved is not None:
+                reserved()
+
+        if getattr(pacer, "turn", None) is not None or not isinstance(pacer, TurnTaker):
+            with turn_of(pacer, account_id, placed):
+                yield
+            return
+        pacer.take_turn(account_id, placed)  # a pacer that takes turns but cannot say when the call ended
+        yield
 
 
 def create_lines(lines: Sequence[PlannedLine], pacer: Pacer,

@@ -16,7 +16,7 @@ from typing import Any
 import stripe
 from stripe.params import PriceListParams, ProductListParams, QuoteListParams
 
-from dps_billing.platform.pacing import Pacer
+from dps_billing.platform.pacing import Pacer, turn_of
 from dps_billing.platform.retry import Retrier
 from dps_billing.platform.stripe_errors import translate
 
@@ -87,9 +87,9 @@ class PlatformLookups:
             after = str(page.data[-1].id)
 
     def _list(self, lister: Lister, after: str | None) -> Any:
-        self._pacer.wait_turn(self._account_id)
         try:
-            return lister(after)
+            with turn_of(self._pacer, self._account_id):
+                return lister(after)
         except stripe.StripeError as error:
             raise translate(error) from error
 

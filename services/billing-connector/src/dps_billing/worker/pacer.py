@@ -1,49 +1,125 @@
-"""The platform's ``Pacer`` on PostgreSQL: one row per account holds its next free call slot, so every
-worker of every replica shares one rate per account.
+"""The platform's ``Pacer`` on PostgreSQL, shared by every worker of every replica: at most
+``per_second`` calls per account in any one-second window, as the platform receives them.
 
-Taking a turn is one statement: the slot is moved one interval past the later of itself and the
-database's clock, and the caller sleeps until the slot it took. Times come from the database clock
-only (no clock skew between replicas); the row is locked for the statement alone, never across the
-sleep.
+A turn is two steps around the call (``dps_billing.platform.pacing`` says why):
+
+1. Reserve (one statement): the account's row (``billing_pacer_slots``) gives the turn its place in
+   the account's sequence and its even slot, one interval after the previous one's, and the turn is
+   recorded (``billing_pacer_turns``, running). The caller sleeps until the slot.
+2. Gate: the turns one window's worth before it (``seq <= mine - calls``) must all have ended, and
+   the call starts no sooner than a second after the last of them ended. The platform received each
+   of those before it answered, and receives this one after it starts: so no one-second window at the
+   platform holds more than ``calls`` of them, whatever the latency of each and however late a call
+   reached the platform after its turn (retries are turns too).
+3. When the call ends (answered, failed, given up) the turn is marked ended, and the account's turns
+   that no longer matter (ended a second ago) are deleted.
+
+A turn whose worker died while calling counts as ended ``STALE_AFTER`` after its slot. Times come from
+the database clock only (no skew between replicas); rows are locked for a statement at a time, never
+across a sleep or a call. Waiting for a turn still running is a poll every few milliseconds: it
+happens only when calls take about as long as the window.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 
 from sqlalchemy import Engine, text
 
-_TAKE_TURN = text(
+from dps_billing.platform.pacing import WINDOW_SECONDS, calls_per_window
+
+STALE_AFTER = timedelta(minutes=2)  # longer than any call's timeouts and retries' wait
+POLL_SECONDS = 0.005
+
+_RESERVE = text(
     """
-    INSERT INTO billing_pacer_slots AS s (account_id, next_slot)
-    VALUES (:account_id, clock_timestamp() + :interval)
-    ON CONFLICT (account_id) DO UPDATE
-       SET next_slot = greatest(s.next_slot, clock_timestamp()) + :interval
-    RETURNING extract(epoch FROM (s.next_slot - :interval) - clock_timestamp())
+    WITH slot AS (
+        INSERT INTO billing_pacer_slots AS s (account_id, next_slot, turns)
+        VALUES (:account_id, clock_timestamp() + :interval, 1)
+        ON CONFLICT (account_id) DO UPDATE
+           SET next_slot = greatest(s.next_slot, clock_timestamp()) + :interval, turns = s.turns + 1
+        RETURNING s.next_slot - :interval AS planned, s.turns AS seq
+    ), turn AS (
+        INSERT INTO billing_pacer_turns (account_id, seq, planned_at)
+        SELECT :account_id, seq, planned FROM slot
+    )
+    SELECT seq, extract(epoch FROM planned - clock_timestamp()) AS wait FROM slot
+    """
+)
+_GATE = text(
+    """
+    SELECT coalesce(bool_or(done_at IS NULL AND planned_at > clock_timestamp() - :stale), false) AS running,
+           extract(epoch FROM max(coalesce(done_at, planned_at + :stale)) + :window - clock_timestamp()) AS wait
+      FROM billing_pacer_turns
+     WHERE account_id = :account_id AND seq <= :last
+    """
+)
+_END = text(
+    """
+    WITH ended AS (
+        UPDATE billing_pacer_turns SET done_at = clock_timestamp()
+         WHERE account_id = :account_id AND seq = :seq
+    )
+    DELETE FROM billing_pacer_turns
+     WHERE account_id = :account_id AND seq < :seq
+       AND (done_at < clock_timestamp() - :window OR planned_at < clock_timestamp() - :stale)
     """
 )
 
 
 class PostgresPacer:
-    """Implements ``dps_billing.platform.pacing.Pacer``: at most ``per_second`` calls per account."""
+    """Implements ``dps_billing.platform.pacing.Pacer``: at most ``per_second`` calls per account in any
+    one-second window."""
 
     def __init__(self, engine: Engine, per_second: float, *, sleep: Callable[[float], None] = time.sleep):
         if per_second <= 0:
             raise ValueError("per_second must be positive")
         self._engine = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._interval = timedelta(seconds=1.0 / per_second)
+        self._calls = calls_per_window(per_second)
+        self._window = timedelta(seconds=WINDOW_SECONDS)
         self._sleep = sleep
 
     def wait_turn(self, account_id: str) -> None:
-        self.take_turn(account_id, lambda: None)
+        """A turn for a call that is over when this returns (tests; real calls use ``turn``)."""
+        with self.turn(account_id):
+            pass
 
-    def take_turn(self, account_id: str, reserved: Callable[[], None]) -> None:
-        """``wait_turn``, calling ``reserved`` once the turn is taken and before sleeping until it, so that
-        callers can take their turns in an order of their own (``dps_billing.worker.lines``)."""
+    def turn(self, account_id: str, reserved: Callable[[], None] | None = None) -> AbstractContextManager[None]:
+        """Entered when the call may start, left when it ended. ``reserved`` is called once the turn has
+        its place in the account's order, before any wait (``dps_billing.worker.lines``)."""
+        return self._turn(account_id, reserved)
+
+    @contextmanager
+    def _turn(self, account_id: str, reserved: Callable[[], None] | None) -> Iterator[None]:
         with self._engine.connect() as connection:
-            wait = connection.execute(_TAKE_TURN, {"account_id": account_id, "interval": self._interval}).scalar_one()
-        reserved()
-        if wait > 0:
-            self._sleep(float(wait))
+            row = connection.execute(_RESERVE, {"account_id": account_id, "interval": self._interval}).one()
+        seq = int(row.seq)
+        try:
+            if reserved is not None:
+                reserved()
+            if row.wait > 0:
+                self._sleep(float(row.wait))
+            self._gate(account_id, seq)
+            yield
+        finally:
+            with self._engine.connect() as connection:
+                connection.execute(_END, {"account_id": account_id, "seq": seq, "window": self._window,
+                                          "stale": STALE_AFTER})
+
+    def _gate(self, account_id: str, seq: int) -> None:
+        if seq <= self._calls:
+            return
+        params = {"account_id": account_id, "last": seq - self._calls, "window": self._window, "stale": STALE_AFTER}
+        while True:
+            with self._engine.connect() as connection:
+                gate = connection.execute(_GATE, params).one()
+            if gate.running:
+                self._sleep(POLL_SECONDS)
+                continue
+            if gate.wait is not None and gate.wait > 0:
+                self._sleep(float(gate.wait))
+            return

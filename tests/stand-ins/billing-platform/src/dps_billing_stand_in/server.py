@@ -121,6 +121,24 @@ class BillingStandIn:
     ) -> list[RecordedRequest]:
         return self._state.recorder.find(path=path, path_prefix=path_prefix, method=method)
 
+    def busiest_window(self, window: float = 1.0, *, path_prefix: str = "/v1/", account: str | None = None) -> int:
+        """The most calls received in any `window` seconds, (t - window, t] as the rate limiter counts,
+        per account (or of `account` only), among the recorded calls under `path_prefix`: what a
+        client's pacer promised to stay under."""
+        by_account: dict[str | None, list[float]] = {}
+        for request in self.requests(path_prefix=path_prefix):
+            if account is None or request.account == account:
+                by_account.setdefault(request.account, []).append(request.at)
+        best = 0
+        for arrivals in by_account.values():
+            arrivals.sort()
+            first = 0
+            for last, at in enumerate(arrivals):
+                while arrivals[first] <= at - window:
+                    first += 1
+                best = max(best, last - first + 1)
+        return best
+
     def clear_requests(self) -> None:
         self._state.recorder.clear()
 

@@ -124,10 +124,19 @@ class Billing:
         session.verify = self.ca_file
         return session
 
+    def start(self, admin: Member) -> tuple[requests.Session, str]:
+        """A browser that opened a fresh start URL (the connector's cookie set) and the platform's
+        authorize URL it was redirected to (not followed)."""
+        browser = self.browser()
+        started = browser.get(self.authorize(admin)["startUrl"], allow_redirects=False, timeout=30)
+        assert started.status_code == 303, started.text[:2000]
+        return browser, started.headers["Location"]
+
     def install(self, authorize_url: str, decision: str = "install", account: str = "",
                 browser: requests.Session | None = None) -> Landed:
-        """What the admin's browser does: open the install page, press Install (or Cancel), follow the
-        platform's redirect to the connector's callback page."""
+        """What the admin's browser does: open the start URL (the connector sets its cookie and sends it
+        on to the install page; or the install page itself, with ``browser`` from ``start``), press
+        Install (or Cancel), follow the platform's redirect to the connector's callback page."""
         browser = browser or self.browser()
         page = browser.get(authorize_url, timeout=30)
         assert page.status_code == 200, page.text[:2000]
@@ -135,13 +144,13 @@ class Billing:
         form.feed(page.text)
         assert form.action is not None, page.text[:2000]
         fields = {**form.fields, "decision": decision, "account": account}
-        landed = browser.post(urljoin(authorize_url, form.action), data=fields, timeout=30)
+        landed = browser.post(urljoin(page.url, form.action), data=fields, timeout=30)
         assert landed.url.startswith(self.connector.origin + CALLBACK_PATH), landed.url
         return Landed(landed)
 
     def connect(self, org: Org, account: str = "") -> dict:
         """Connect ``org`` through the marketplace (its admin presses Install); the connection record."""
-        landed = self.install(self.authorize(org.admin)["authorizeUrl"], account=account)
+        landed = self.install(self.authorize(org.admin)["startUrl"], account=account)
         assert (landed.response.status_code, landed.outcome) == (200, "connected"), landed.response.text[:2000]
         return self.connection(org)
 

@@ -5,9 +5,9 @@ disconnected in the service. The calls to the platform are the spec's: the autho
 marketplace, ``POST /v1/oauth/token`` and ``POST /v1/oauth/deauthorize`` on its API; the platform's
 signed authorization and deauthorization webhooks keep the status current.
 
-The admin's browser is plain HTTP here (open the authorize URL, press Install or Cancel on the
-platform's page, follow the redirect to the connector's callback); the connector's own tests drive
-the same flow in headless Chromium."""
+The admin's browser is plain HTTP here (open the start URL, which binds the flow to the browser with
+a cookie and redirects to the platform's page, press Install or Cancel there, follow the redirect to
+the connector's callback); the connector's own tests drive the same flow in headless Chromium."""
 
 from __future__ import annotations
 
@@ -68,10 +68,18 @@ def test_without_a_connection_the_status_is_not_found(billing, org):
     assert "POST /billing-connection/authorize" in body["detail"]
 
 
-def test_authorize_gives_the_marketplace_authorize_url_with_a_signed_state(billing, org):
+def test_authorize_gives_a_start_url_that_binds_the_browser_and_leads_to_the_marketplace(billing, org):
     before = datetime.now(UTC)
     link = billing.authorize(org.admin)
-    url = urlsplit(link["authorizeUrl"])
+    assert "authorizeUrl" not in link  # nothing usable without the browser binding
+    start = urlsplit(link["startUrl"])
+    assert billing.connector.origin + CALLBACK_PATH.replace("/callback", "/start") == \
+        f"{start.scheme}://{start.netloc}{start.path}"
+    started = billing.browser().get(link["startUrl"], allow_redirects=False, timeout=30)
+    assert started.status_code == 303
+    cookie = [part.strip().lower() for part in started.headers["Set-Cookie"].split(";")]
+    assert {"httponly", "secure", "samesite=lax"} <= set(cookie)  # the connector is served over https here
+    url = urlsplit(started.headers["Location"])
     assert f"{url.scheme}://{url.netloc}{url.path}" == billing.stand_in.marketplace_url + "/oauth/v2/authorize"
     query = parse_qs(url.query)
     assert set(query) == {"client_id", "redirect_uri", "state"}
@@ -80,7 +88,24 @@ def test_authorize_gives_the_marketplace_authorize_url_with_a_signed_state(billi
     assert len(query["state"][0]) >= 32
     # good for minutes, at most ten
     assert before < _timestamp(link["expiresAt"]) <= datetime.now(UTC) + timedelta(minutes=10)
-    assert billing.authorize(org.admin)["authorizeUrl"] != link["authorizeUrl"]  # a new state each time
+    assert billing.authorize(org.admin)["startUrl"] != link["startUrl"]  # a new flow each time
+    again = billing.browser().get(link["startUrl"], allow_redirects=False, timeout=30)
+    assert again.status_code == 400 and 'data-outcome="ticket_invalid"' in again.text  # good once
+
+
+def test_a_state_completed_in_another_browser_connects_nothing(billing, org, other):
+    """RFC 6749 section 10.12: org's admin started the flow; the other organization's admin completes
+    org's state with a code of their own install, in their own browser."""
+    browser, link = billing.start(org.admin)
+    attacker, _ = billing.start(other.admin)
+    code = billing.stand_in.install()
+    for elsewhere in (billing.browser(), attacker):
+        page = elsewhere.get(billing.connector.origin + CALLBACK_PATH, params={"code": code, "state": state_of(link)},
+                             timeout=30)
+        assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
+        assert 'data-outcome="not_this_browser"' in page.text
+    assert_problem(billing.connector.get("/billing-connection", org.admin), 404, "billing_not_connected")
+    assert billing.install(link, browser=browser).outcome == "connected"  # the admin's own browser still can
 
 
 # --- none -> connected -----------------------------------------------------------------------------
@@ -88,7 +113,7 @@ def test_authorize_gives_the_marketplace_authorize_url_with_a_signed_state(billi
 
 def test_the_admin_installs_the_app_and_the_organization_is_connected(billing, org):
     before = datetime.now(UTC)
-    landed = billing.install(billing.authorize(org.admin)["authorizeUrl"])
+    landed = billing.install(billing.authorize(org.admin)["startUrl"])
     assert landed.response.status_code == 200
     assert landed.response.headers["content-type"].startswith("text/html")
     assert landed.outcome == "connected"
@@ -105,7 +130,7 @@ def test_the_admin_installs_the_app_and_the_organization_is_connected(billing, o
 
 
 def test_the_code_is_exchanged_at_the_platforms_token_endpoint_with_the_apps_key(billing, org):
-    landed = billing.install(billing.authorize(org.admin)["authorizeUrl"])
+    landed = billing.install(billing.authorize(org.admin)["startUrl"])
     code = parse_qs(urlsplit(landed.response.history[-1].headers["Location"]).query)["code"][0]
     [exchange] = [r for r in billing.stand_in.requests(path="/v1/oauth/token", method="POST")
                   if r.form and r.form.get("code") == code]
@@ -116,39 +141,38 @@ def test_the_code_is_exchanged_at_the_platforms_token_endpoint_with_the_apps_key
 
 
 def test_the_platform_redirects_to_the_callback_with_the_state_it_was_given(billing, org):
-    link = billing.authorize(org.admin)["authorizeUrl"]
-    landed = billing.install(link)
+    browser, link = billing.start(org.admin)
+    landed = billing.install(link, browser=browser)
     redirect = urlsplit(landed.response.history[-1].headers["Location"])
     assert f"{redirect.scheme}://{redirect.netloc}{redirect.path}" == billing.connector.origin + CALLBACK_PATH
     assert parse_qs(redirect.query)["state"] == [state_of(link)]
 
 
 def test_cancel_on_the_platform_leaves_the_organization_unconnected(billing, org):
-    landed = billing.install(billing.authorize(org.admin)["authorizeUrl"], decision="cancel")
+    landed = billing.install(billing.authorize(org.admin)["startUrl"], decision="cancel")
     assert (landed.response.status_code, landed.outcome) == (200, "denied")
     assert_problem(billing.connector.get("/billing-connection", org.admin), 404, "billing_not_connected")
 
 
 def test_a_state_is_good_for_one_install_only(billing, org):
-    link = billing.authorize(org.admin)["authorizeUrl"]
-    first = billing.install(link)
+    browser, link = billing.start(org.admin)
+    first = billing.install(link, browser=browser)
     assert first.outcome == "connected"
     account = billing.connection(org)["accountId"]
-    again = billing.install(link)  # the same link pressed again: the platform makes a new code
+    again = billing.install(link, browser=browser)  # the same link pressed again: the platform makes a new code
     assert (again.response.status_code, again.outcome) == (400, "state_used")
     assert billing.connection(org)["accountId"] == account
 
 
 def test_a_state_from_another_organizations_link_connects_only_that_organization(billing, org, other):
-    billing.install(billing.authorize(other.admin)["authorizeUrl"])
+    billing.install(billing.authorize(other.admin)["startUrl"])
     assert billing.connection(other)["connectedBy"] == other.admin.user_id
     assert_problem(billing.connector.get("/billing-connection", org.admin), 404, "billing_not_connected")
 
 
 def test_a_forged_or_missing_state_is_refused(billing, org):
-    link = billing.authorize(org.admin)["authorizeUrl"]
+    browser, link = billing.start(org.admin)
     forged = state_of(link)[:-4] + ("AAAA" if not state_of(link).endswith("AAAA") else "BBBB")
-    browser = billing.browser()
     for params in ({"code": "ac_whatever", "state": forged}, {"code": "ac_whatever"}):
         page = browser.get(billing.connector.origin + CALLBACK_PATH, params=params, timeout=30)
         assert page.status_code == 400

@@ -142,12 +142,13 @@ def test_settings_default_to_the_documented_limits_in_memory() -> None:
 
 def test_settings_name_every_bad_value() -> None:
     env = Env({"REDIS_URL": "http://cache:6379", "RATE_LIMIT_ORGANIZATION": "lots", "RATE_LIMIT_ANONYMOUS": "0/second",
-               "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9",
+               "RATE_LIMIT_DOCUMENTATION": "many", "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9",
                "RATE_LIMIT_LEASE_SECONDS": "-1"})
     RateLimitSettings.from_env(env)
     with pytest.raises(SettingsError) as error:
         env.check()
-    for name in ("REDIS_URL", "RATE_LIMIT_ORGANIZATION", "RATE_LIMIT_ANONYMOUS", "RATE_LIMIT_TRUSTED_PROXIES",
+    for name in ("REDIS_URL", "RATE_LIMIT_ORGANIZATION", "RATE_LIMIT_ANONYMOUS", "RATE_LIMIT_DOCUMENTATION",
+                 "RATE_LIMIT_TRUSTED_PROXIES",
                  "RATE_LIMIT_STORE_TIMEOUT_SECONDS", "RATE_LIMIT_LEASE_SECONDS"):
         assert name in str(error.value)
 
@@ -160,6 +161,9 @@ def test_settings_read_limits_and_off() -> None:
     assert limit is not None and (limit.amount, limit.get_expiry()) == (6000, 60)
     assert settings.anonymous_limit() is None and settings.shared and settings.lease_seconds == 0
     assert RateLimitSettings().lease_seconds == 0.05
+    documentation = settings.documentation_limit()  # the default: generous, apart from the anonymous budget
+    assert documentation is not None and (documentation.amount, documentation.get_expiry()) == (300, 60)
+    assert RateLimitSettings.from_env(Env({"RATE_LIMIT_DOCUMENTATION": "off"})).documentation_limit() is None
 
 
 def _request(remote: str, forwarded: str | None = None) -> falcon.Request:

@@ -48,7 +48,7 @@ class Api:
         # after auth, in this order: a request over its budget is refused before its chunked body is
         # read, and one whose body is over 10 MB before it claims a key
         if rate_limits is not None:
-            install_rate_limits(self.app, rate_limits, service)
+            install_rate_limits(self.app, rate_limits, service, authenticator)
         self.app.add_middleware(BodyLimit())  # a chunked body over 10 MB: 413 before anything is done
         if idempotency is not None:
             self.app.add_middleware(IdempotencyMiddleware(idempotency))

@@ -29,7 +29,8 @@ _RATE_LIMIT_HEADERS = {
         "description": "The quota policy this request spent, as a structured-field list: its name, `q` the "
                        "requests allowed per window of `w` seconds. `\"organization\"` with a valid API key "
                        "(one budget for the organization across the API), `\"anonymous\"` otherwise (per "
-                       "client address).",
+                       "client address); `\"documentation\"` for the reference page and the OpenAPI document "
+                       "(per client address, apart from the anonymous budget).",
         "schema": {"type": "string"},
         "example": '"organization";q=100;w=1',
     },

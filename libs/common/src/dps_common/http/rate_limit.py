@@ -3,15 +3,26 @@
 Only the external API (``/external/v1``) is limited. Health, readiness and metrics, and the internal
 service-to-service routes, are not: the ingress never routes them, so only the cluster's probes,
 Prometheus and the other services reach them, and a limit there would let an outside flood (or a
-Redis outage) fail the probes. The OpenAPI document is public and so spends the per-address budget.
+Redis outage) fail the probes.
+
+Three budgets:
+
+- ``organization``: every request with a valid key, across the API, unknown paths (404) included:
+  a key is a key wherever it is sent, so a client's typo is its organization's, not its address's.
+- ``anonymous``: per client address, requests without a valid key (missing, malformed, unknown,
+  revoked) and the public callbacks.
+- ``documentation``: per client address, the reference page (``/external/v1/docs`` and its assets)
+  and the OpenAPI document (``/external/v1/openapi.json``), generous and apart from the anonymous
+  budget, so an address that spent its anonymous budget on failed keys can still read the docs (and
+  reading the docs spends nothing a key probe could use).
 
 Authenticated requests spend their organization's budget before the responder runs, so a refused
 request does nothing. Requests that end before the responder (a missing or invalid key, an unknown
-path, an early 413) spend the budget of the client's address, or of the organization when the key
-was good but lacked a scope, after the fact: they did nothing, and over budget they become 429, so
-probing keys beyond the address's budget tells nothing. Every limited answer carries the budget in
-the RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11); a 429 also
-carries Retry-After.
+path, an early 413) spend after the fact: the organization's when the key was good (but lacked a
+scope, or the path is unknown), the address's otherwise; they did nothing, and over budget they
+become 429, so probing keys beyond the address's budget tells nothing. Every limited answer carries
+the budget in the RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11); a
+429 also carries Retry-After.
 """
 
 from __future__ import annotations
@@ -22,7 +33,8 @@ from typing import Any
 
 import falcon
 
-from dps_common.errors import RateLimited
+from dps_common.auth.authenticator import KeyAuthenticator
+from dps_common.errors import RateLimited, ServiceError
 from dps_common.http import problems
 from dps_common.ratelimit.budget import Budget, Decision, Policy
 from dps_common.ratelimit.counters import open_counter
@@ -31,14 +43,24 @@ from dps_common.ratelimit.settings import Network, RateLimitSettings
 LIMITED_PREFIX = "/external/v1/"  # with the slash: /external/v1x is not under it
 ORGANIZATION_POLICY = "organization"
 ANONYMOUS_POLICY = "anonymous"
+DOCUMENTATION_POLICY = "documentation"
+# what the documentation budget covers: the OpenAPI document (dps_common.http.app) and the api's
+# reference page with everything under it (dps_api.resources.reference)
+DOCUMENTATION_DOCUMENT = "/external/v1/openapi.json"
+DOCUMENTATION_PAGE = "/external/v1/docs"
 log = logging.getLogger("dps.ratelimit")
 
 
-def install_rate_limits(app: falcon.App[Any, Any], settings: RateLimitSettings, service: str) -> None:
+def install_rate_limits(
+    app: falcon.App[Any, Any], settings: RateLimitSettings, service: str, authenticator: KeyAuthenticator | None = None
+) -> None:
     """Adds the middleware after the others (auth has then resolved the key; its answer is final
-    before the access log reads it). Nothing connects here: the store is reached on first use."""
+    before the access log reads it). ``authenticator`` resolves the key of a request to an unknown
+    path, which the auth middleware does not look at. Nothing connects here: the store is reached on
+    first use."""
     organization, anonymous = settings.organization_limit(), settings.anonymous_limit()
-    if organization is None and anonymous is None:
+    documentation = settings.documentation_limit()
+    if organization is None and anonymous is None and documentation is None:
         log.warning("rate limits are off", extra={"service": service})
         return
     if not settings.shared:
@@ -53,16 +75,21 @@ def install_rate_limits(app: falcon.App[Any, Any], settings: RateLimitSettings, 
         Policy(ORGANIZATION_POLICY, organization) if organization else None,
         Policy(ANONYMOUS_POLICY, anonymous) if anonymous else None,
         settings.trusted_proxies,
+        documentation=Policy(DOCUMENTATION_POLICY, documentation) if documentation else None,
+        authenticator=authenticator,
     ))
 
 
 class RateLimits:
     def __init__(self, budget: Budget, organization: Policy | None, anonymous: Policy | None,
-                 trusted_proxies: tuple[Network, ...] = ()):
+                 trusted_proxies: tuple[Network, ...] = (), *, documentation: Policy | None = None,
+                 authenticator: KeyAuthenticator | None = None):
         self._budget = budget
         self._organization = organization
         self._anonymous = anonymous
+        self._documentation = documentation
         self._trusted = trusted_proxies
+        self._authenticator = authenticator
 
     def process_resource(
         self, req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
@@ -82,6 +109,8 @@ class RateLimits:
         if "rate_limit" in req.context:
             decision = req.context.rate_limit
         else:  # ended before the responder (and before process_resource here): counted now
+            if resource is None:  # an unknown path: the auth middleware did not look at the key
+                self._identify(req)
             decision = self._spend(req)
             # a server-side failure (the api's key check unreachable: 503) stays what it is
             if decision is not None and not decision.allowed and resp.status_code < 500:
@@ -89,7 +118,21 @@ class RateLimits:
         if decision is not None:
             _write_headers(resp, decision)
 
+    def _identify(self, req: falcon.Request) -> None:
+        """The principal of a valid key sent to an unknown path, so its organization is charged."""
+        raw_key = req.get_header("x-api-key")
+        if self._authenticator is None or raw_key is None or "principal" in req.context:
+            return
+        try:
+            req.context.principal = self._authenticator.authenticate(raw_key)
+        except ServiceError:  # an invalid key, or the key check unreachable: the address's budget
+            pass
+
     def _spend(self, req: falcon.Request) -> Decision | None:
+        if _documentation(req):
+            if self._documentation is None:
+                return None
+            return self._budget.spend(self._documentation, client_address(req, self._trusted))
         principal = req.context.get("principal")
         if principal is not None:
             if self._organization is None:
@@ -104,10 +147,16 @@ def _limited(req: falcon.Request) -> bool:
     return (req.path + "/").startswith(LIMITED_PREFIX)
 
 
+def _documentation(req: falcon.Request) -> bool:
+    return req.path == DOCUMENTATION_DOCUMENT or (req.path + "/").startswith(DOCUMENTATION_PAGE + "/")
+
+
 def _refusal(decision: Decision) -> RateLimited:
     policy = decision.policy
     if policy.name == ORGANIZATION_POLICY:
         detail = f"This organization has used its {policy.quota} requests per {_window(policy)} across the API."
+    elif policy.name == DOCUMENTATION_POLICY:
+        detail = f"Too many requests for the API's documentation from this address: at most {policy.quota} per {_window(policy)}."
     else:
         detail = f"Too many requests without a valid API key from this address: at most {policy.quota} per {_window(policy)}."
     seconds = "second" if decision.reset_seconds == 1 else "seconds"

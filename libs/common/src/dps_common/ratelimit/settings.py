@@ -18,10 +18,14 @@ from dps_common.settings import Env
 # (CRM syncs, quoting tools) are of that kind, and a second-long window lets a sync burst without
 # letting one organization take a replica's capacity for long.
 DEFAULT_ORGANIZATION_LIMIT = "100/second"
-# Requests without a valid key (missing, malformed, unknown or revoked; also the OpenAPI document and
-# the billing platform's public callbacks): enough for a person with curl and a browser's OAuth
-# round trip, one a second on average for anyone probing key ids.
+# Requests without a valid key (missing, malformed, unknown or revoked; also the billing platform's
+# public callbacks): enough for a person with curl and a browser's OAuth round trip, one a second on
+# average for anyone probing key ids.
 DEFAULT_ANONYMOUS_LIMIT = "60/minute"
+# The reference page, its assets and the OpenAPI document, per client address, apart from the
+# anonymous budget (keys probed from an address do not lock its people out of the documentation):
+# a view of the page is six requests, so 50 views a minute; the answers are static and cheap.
+DEFAULT_DOCUMENTATION_LIMIT = "300/minute"
 MEMORY_STORE = "memory://"  # per process: the fallback when no REDIS_URL is given
 STORE_SCHEMES = ("redis://", "rediss://", "redis+unix://", MEMORY_STORE)
 OFF = "off"
@@ -34,6 +38,7 @@ class RateLimitSettings:
     storage_url: str = MEMORY_STORE  # REDIS_URL
     organization: str = DEFAULT_ORGANIZATION_LIMIT  # per organization, "off" for none
     anonymous: str = DEFAULT_ANONYMOUS_LIMIT  # per client address, unauthenticated requests, "off" for none
+    documentation: str = DEFAULT_DOCUMENTATION_LIMIT  # per client address, the reference and OpenAPI document
     key_prefix: str = "dps-rate-limits"  # one Redis may serve several installations (and tests)
     store_timeout_seconds: float = 0.2  # a store slower than this is treated as down (fail open)
     # how much of a process's own traffic for a key one round trip leases (dps_common.ratelimit.budget);
@@ -52,6 +57,9 @@ class RateLimitSettings:
     def anonymous_limit(self) -> RateLimitItem | None:
         return parse_limit(self.anonymous)
 
+    def documentation_limit(self) -> RateLimitItem | None:
+        return parse_limit(self.documentation)
+
     @classmethod
     def from_env(cls, env: Env) -> RateLimitSettings:
         storage_url = env.optional("REDIS_URL") or MEMORY_STORE
@@ -61,6 +69,7 @@ class RateLimitSettings:
             storage_url=storage_url,
             organization=_limit(env, "RATE_LIMIT_ORGANIZATION", DEFAULT_ORGANIZATION_LIMIT),
             anonymous=_limit(env, "RATE_LIMIT_ANONYMOUS", DEFAULT_ANONYMOUS_LIMIT),
+            documentation=_limit(env, "RATE_LIMIT_DOCUMENTATION", DEFAULT_DOCUMENTATION_LIMIT),
             key_prefix=env.str("RATE_LIMIT_KEY_PREFIX", cls.key_prefix),
             store_timeout_seconds=env.float("RATE_LIMIT_STORE_TIMEOUT_SECONDS", 0.2, minimum=0.01, maximum=5),
             lease_seconds=env.float("RATE_LIMIT_LEASE_SECONDS", cls.lease_seconds, minimum=0, maximum=1),

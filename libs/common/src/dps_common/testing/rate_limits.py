@@ -18,7 +18,8 @@ from dps_common.testing.availability import unavailable
 from dps_common.testing.services import unique_name
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-UNTHROTTLED = {"RATE_LIMIT_ORGANIZATION": "1000000/second", "RATE_LIMIT_ANONYMOUS": "1000000/second"}
+UNTHROTTLED = {"RATE_LIMIT_ORGANIZATION": "1000000/second", "RATE_LIMIT_ANONYMOUS": "1000000/second",
+               "RATE_LIMIT_DOCUMENTATION": "1000000/second"}
 
 
 def redis_url() -> str:

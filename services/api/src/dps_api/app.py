@@ -30,7 +30,7 @@ def utc_now() -> datetime:
 
 def build_context(settings: Settings, tx: Transactions) -> AppContext:
     authenticator = Authenticator(
-        DatabaseKeyStore(tx, utc_now), settings.api_key_pepper, TtlCache(settings.key_cache_ttl_seconds)
+        DatabaseKeyStore(tx, utc_now), settings.api_key_pepper, TtlCache(settings.key_cache_ttl_seconds), utc_now
     )
     return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now)
 

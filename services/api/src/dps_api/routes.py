@@ -4,13 +4,16 @@ from dps_common.http.app import Api
 
 from dps_api.context import AppContext
 from dps_api.resources import (
+    api_keys,
     approval_groups,
     approval_rule_groups,
     approval_rules,
     approvals,
+    console_internal,
     deal_groups,
     key_introspection,
     opportunities,
+    people,
     pricebooks,
     products,
     quote_lines,
@@ -28,6 +31,7 @@ RESOURCE_MODULES = [
     approval_groups, approval_rules, approval_rule_groups, approvals,
     quotes, quote_lines,
     quote_snapshots,
+    api_keys, people, console_internal,
 ]
 
 

@@ -20,6 +20,8 @@ class Settings:
     db_pool_size: int = 5
     log_level: str = "INFO"
     internal_api_token: str = ""  # other services' bearer token for key introspection; unset: not served
+    # the settings console's bearer token for /internal/v1/console/*; unset: not served (the console is off)
+    console_api_token: str = ""
     # the other services' own OpenAPI documents (``/internal/v1/openapi.json``), merged into the
     # external one; unset: the api's own operations only
     openapi_part_urls: tuple[str, ...] = ()
@@ -38,6 +40,7 @@ class Settings:
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             log_level=env.str("LOG_LEVEL", "INFO"),
             internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
+            console_api_token=env.optional_secret("CONSOLE_API_TOKEN"),
             openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
             amqp_url=env.optional("AMQP_URL"),
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),

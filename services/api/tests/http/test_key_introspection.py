@@ -1,12 +1,18 @@
 """``POST /internal/v1/key-introspection``: other services check keys here with a service token."""
 
 import dataclasses
+from datetime import datetime, timedelta
+from uuid import uuid4
 
 import falcon.testing
 import pytest
 
+from dps_common.auth.introspection import expiry_from_json, principal_from_json
+from dps_common.auth.scopes import Scope
+
 from dps_api.app import create_app, utc_now
 from dps_api.routes import RESOURCE_MODULES
+from dps_api.services.console_credentials import ConsoleCredentialService
 from dps_api.services.identity import IdentityService
 
 TOKEN = "introspection-token-0123456789abcdef0123456789"
@@ -29,6 +35,9 @@ def test_an_active_key_resolves_to_its_principal(client, org):
         "userId": str(org.user.user_id),
         "role": "user",
         "keyId": org.user.key.split("_")[1],
+        "console": False,
+        "apiKeyAccess": False,
+        "expiresAt": None,
     }
 
 
@@ -73,3 +82,27 @@ def test_answers_come_from_the_database_not_this_process_cache(client, org, sett
     assert client.simulate_get("/external/v1/whoami", headers={"x-api-key": org.admin.key}).status_code == 200
     # ...but the other services hear the truth
     assert client.simulate_post(URL, json={"key": org.admin.key}, headers=BEARER).json == {"active": False}
+
+
+def test_a_console_credential_says_so_with_its_end_and_the_persons_access(client, org, identity, tx, settings):
+    identity.set_api_key_access(org.user.user_id, True)
+    issued = ConsoleCredentialService(tx, settings.api_key_pepper, utc_now, lambda key_id: None).issue(
+        "user@acme-corp.example", uuid4()
+    )
+    body = client.simulate_post(URL, json={"key": issued.credential}, headers=BEARER).json
+    assert (body["active"], body["console"], body["apiKeyAccess"], body["keyId"]) == (True, True, True, issued.key_id)
+    assert datetime.fromisoformat(body["expiresAt"]) == issued.expires_at
+    principal = principal_from_json(body)
+    assert principal is not None and principal.has(Scope.API_KEYS_MANAGE)
+    assert expiry_from_json(body) == issued.expires_at
+    # an integration key of the same person never manages keys
+    plain = principal_from_json(client.simulate_post(URL, json={"key": org.user.key}, headers=BEARER).json)
+    assert plain is not None and not plain.has(Scope.API_KEYS_MANAGE)
+
+
+def test_an_expired_console_credential_is_inactive(client, org, tx, settings):
+    past = utc_now() - timedelta(hours=13)
+    issued = ConsoleCredentialService(tx, settings.api_key_pepper, lambda: past, lambda key_id: None).issue(
+        "admin@acme-corp.example", uuid4()
+    )
+    assert client.simulate_post(URL, json={"key": issued.credential}, headers=BEARER).json == {"active": False}

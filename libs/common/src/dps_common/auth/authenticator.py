@@ -7,6 +7,8 @@ once (``dps_common.auth.revocations``). The two 401 messages are the spec's, to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Protocol
 
 from dps_common.auth.cache import KeyRecord, TtlCache
@@ -38,22 +40,34 @@ class ForgetsKeys(Protocol):
         """Drop everything cached (key events may have been missed)."""
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class Authenticator:
-    def __init__(self, store: KeyStore, pepper: bytes, cache: TtlCache[KeyRecord]):
+    def __init__(
+        self, store: KeyStore, pepper: bytes, cache: TtlCache[KeyRecord], now: Callable[[], datetime] = utc_now
+    ):
         self._store = store
         self._pepper = pepper
         self._cache = cache
+        self._now = now  # an expired key (a console credential past its end) is refused even from the cache
 
     def authenticate(self, raw_key: str | None) -> Principal:
-        return self._check(raw_key, cached=True)
+        return self._check(raw_key, cached=True).principal
 
     def authenticate_fresh(self, raw_key: str | None) -> Principal:
         """From the store, never the cache: for key introspection, whose callers cache the answer
         themselves for a TTL from now (an answer from this cache would stretch their bound by the
         age of our entry)."""
+        return self._check(raw_key, cached=False).principal
+
+    def record_fresh(self, raw_key: str | None) -> KeyRecord:
+        """Like ``authenticate_fresh``, with the key's expiry (introspection hands it on, so the
+        caller's cache never outlives a console credential)."""
         return self._check(raw_key, cached=False)
 
-    def _check(self, raw_key: str | None, *, cached: bool) -> Principal:
+    def _check(self, raw_key: str | None, *, cached: bool) -> KeyRecord:
         if raw_key is None:
             raise Unauthorized(MISSING_KEY, code="missing_api_key")
         parsed = parse_key(raw_key.strip())
@@ -62,7 +76,9 @@ class Authenticator:
         record = self._cache.get(parsed.key_id, self._store.find) if cached else self._store.find(parsed.key_id)
         if record is None or not secret_matches(self._pepper, parsed.secret, record.secret_hash):
             raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        return record.principal
+        if record.expired(self._now()):  # a console credential past its end: refused like an unknown key
+            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        return record
 
     def forget(self, key_id: str) -> None:
         """Drop a cached lookup at once (a key changed in this process, or a key event)."""

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Generic, NamedTuple, TypeVar
 
 from dps_common.auth.principal import Principal
@@ -25,10 +26,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class KeyRecord:
-    """What the store knows of an active key: its secret's keyed hash and who it acts as."""
+    """What the store knows of an active key: its secret's keyed hash, who it acts as, and when it
+    stops working (a console credential's absolute end; None: an integration key, until revoked).
+    Checked at every use, so no cache serves a key beyond its expiry whatever its TTL."""
 
     secret_hash: bytes
     principal: Principal
+    expires_at: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
 
 
 class Ticket(NamedTuple):

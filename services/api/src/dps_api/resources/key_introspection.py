@@ -4,7 +4,9 @@ Service-to-service only: the ingress never routes ``/internal``, and the caller 
 shared ``INTERNAL_API_TOKEN`` as a bearer token. Without that setting the route is not served.
 
 The answer comes from the database, never from this process's key cache: the caller caches it for
-its own TTL from now, and an answer from our cache would add our entry's age to its bound.
+its own TTL from now, and an answer from our cache would add our entry's age to its bound. It says
+whether the key is a console credential (``console``), whether its person has API-key access
+(``apiKeyAccess``), and when it stops working (``expiresAt``; null for an integration key).
 """
 
 import hmac
@@ -39,7 +41,9 @@ class KeyIntrospectionResource:
             raise Unauthorized("A service token is required.", code="invalid_service_token")
         key = parse_body(req, IntrospectionRequest).key
         try:
-            resp.media = principal_to_json(self._authenticator.authenticate_fresh(key))
+            record = self._authenticator.record_fresh(key)
+            # a console credential's end goes with it: the caller's cache must not outlive it
+            resp.media = principal_to_json(record.principal, record.expires_at)
         except Unauthorized:
             resp.media = INACTIVE
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from dps_common.auth.cache import KeyRecord
@@ -26,7 +26,7 @@ from dps_common.auth.scopes import Role
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, ValidationFailed, not_found
 
-from dps_api.db.models.identity import ApiKey, KeyStatus, Organization, User
+from dps_api.db.models.identity import ApiKey, KeyKind, KeyStatus, Organization, User
 from dps_api.services.outbox import record_internal_event
 
 
@@ -53,25 +53,80 @@ def parse_role(raw: Role | str) -> Role:
 
 
 class DatabaseKeyStore:
-    """Finds an active key by its id, with the organization and user it acts for."""
+    """Finds an active, unexpired key by its id, with the organization and user it acts for."""
 
     def __init__(self, tx: Transactions, now: Callable[[], datetime]):
         self._tx = tx
         self._now = now
 
     def find(self, key_id: str) -> KeyRecord | None:
+        now = self._now()
         with self._tx() as session:
             row = session.execute(
-                select(ApiKey.id, ApiKey.secret_hash, ApiKey.role, ApiKey.user_id, ApiKey.organization_id, Organization.name)
+                select(
+                    ApiKey.id, ApiKey.secret_hash, ApiKey.role, ApiKey.user_id, ApiKey.organization_id,
+                    ApiKey.kind, ApiKey.expires_at, Organization.name, User.api_key_access,
+                )
                 .join(Organization, Organization.id == ApiKey.organization_id)
-                .where(ApiKey.key_id == key_id, ApiKey.status == KeyStatus.ACTIVE)
+                .join(User, User.id == ApiKey.user_id)
+                .where(
+                    ApiKey.key_id == key_id,
+                    ApiKey.status == KeyStatus.ACTIVE,
+                    or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > now),
+                )
             ).one_or_none()
             if row is None:
                 return None
             # lastUsedAt is refreshed once per cache load, never on the hot path
-            session.execute(update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=self._now()))
-        principal = Principal(row.organization_id, row.name, row.user_id, Role(row.role), key_id)
-        return KeyRecord(row.secret_hash, principal)
+            session.execute(update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=now))
+        principal = Principal(
+            row.organization_id, row.name, row.user_id, Role(row.role), key_id,
+            console=row.kind == KeyKind.CONSOLE, api_key_access=row.api_key_access,
+        )
+        return KeyRecord(row.secret_hash, principal, row.expires_at)
+
+
+def add_key(
+    session: Session, pepper: bytes, user: User, role: Role, name: str,
+    *, kind: KeyKind = KeyKind.INTEGRATION, expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """A new active key acting as ``user`` (in the caller's transaction): its row and the full key
+    string, which exists only in this answer (the row holds its keyed hash)."""
+    key_id, secret = generate_key_id(), generate_secret()
+    key = ApiKey(
+        organization_id=user.organization_id,
+        user_id=user.id,
+        name=name,
+        role=role.value,
+        key_id=key_id,
+        secret_hash=hash_secret(pepper, secret),
+        status=KeyStatus.ACTIVE,
+        kind=kind.value,
+        expires_at=expires_at,
+    )
+    session.add(key)
+    session.flush()
+    return key, format_key(key_id, secret)
+
+
+def rotate_locked_key(session: Session, pepper: bytes, key: ApiKey, now: datetime) -> tuple[str, str]:
+    """A new key id and secret on an active key locked by the caller, with the key event in the same
+    transaction: the old key id (for the caller to forget once committed) and the full new key."""
+    old_key_id = key.key_id
+    key.key_id, secret = generate_key_id(), generate_secret()
+    key.secret_hash = hash_secret(pepper, secret)
+    key.rotated_at = now
+    record_internal_event(session, KEY_ROTATED, key.organization_id, key_event_data(str(key.id), old_key_id), now)
+    return old_key_id, format_key(key.key_id, secret)
+
+
+def revoke_locked_key(session: Session, key: ApiKey, now: datetime) -> None:
+    """Revoke a key locked by the caller, with the key event in the same transaction; a revoked key
+    stays as it is (no second event)."""
+    if key.status != KeyStatus.REVOKED:
+        key.status = KeyStatus.REVOKED
+        key.revoked_at = key.revoked_at or now
+        record_internal_event(session, KEY_REVOKED, key.organization_id, key_event_data(str(key.id), key.key_id), now)
 
 
 class IdentityService:
@@ -118,19 +173,8 @@ class IdentityService:
             user = session.get(User, user_id)
             if user is None or user.organization_id != organization_id:
                 raise not_found("User")
-            key_id, secret = generate_key_id(), generate_secret()
-            key = ApiKey(
-                organization_id=organization_id,
-                user_id=user_id,
-                name=name,
-                role=role_value.value,
-                key_id=key_id,
-                secret_hash=hash_secret(self._pepper, secret),
-                status=KeyStatus.ACTIVE,
-            )
-            session.add(key)
-            session.flush()
-            return IssuedKey(key.id, name, role_value, user_id, f"dps_{key_id}", format_key(key_id, secret))
+            key, full_key = add_key(session, self._pepper, user, role_value, name)
+            return IssuedKey(key.id, name, role_value, user_id, f"dps_{key.key_id}", full_key)
 
     def rotate_key(self, key_row_id: UUID) -> IssuedKey:
         """A new key id and secret on the same key; the old value stops working."""
@@ -138,14 +182,8 @@ class IdentityService:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
             if key is None or key.status != KeyStatus.ACTIVE:
                 raise not_found("Active API key")
-            old_key_id, now = key.key_id, self._now()
-            key.key_id, secret = generate_key_id(), generate_secret()
-            key.secret_hash = hash_secret(self._pepper, secret)
-            key.rotated_at = now
-            record_internal_event(session, KEY_ROTATED, key.organization_id, key_event_data(str(key.id), old_key_id), now)
-            issued = IssuedKey(
-                key.id, key.name, Role(key.role), key.user_id, f"dps_{key.key_id}", format_key(key.key_id, secret)
-            )
+            old_key_id, full_key = rotate_locked_key(session, self._pepper, key, self._now())
+            issued = IssuedKey(key.id, key.name, Role(key.role), key.user_id, f"dps_{key.key_id}", full_key)
         self._forget_key(old_key_id)
         return issued
 
@@ -155,12 +193,20 @@ class IdentityService:
             if key is None:
                 raise not_found("API key")
             key_id = key.key_id
-            if key.status != KeyStatus.REVOKED:
-                now = self._now()
-                key.status = KeyStatus.REVOKED
-                key.revoked_at = key.revoked_at or now
-                record_internal_event(session, KEY_REVOKED, key.organization_id, key_event_data(str(key.id), key_id), now)
+            revoke_locked_key(session, key, self._now())
         self._forget_key(key_id)
+
+    def set_api_key_access(self, user_id: UUID, granted: bool) -> User:
+        """Grant or withdraw a person's API-key access (the seed; the console's team page goes
+        through ``dps_api.services.people``, which shares ``change_api_key_access``)."""
+        with self._tx() as session:
+            user = session.get(User, user_id, with_for_update=True)
+            if user is None:
+                raise not_found("User")
+            ended = change_api_key_access(session, user, granted, self._now())
+        for key_id in ended:
+            self._forget_key(key_id)
+        return user
 
     def list_keys(self, organization_id: UUID) -> list[ApiKey]:
         with self._tx.read() as session:
@@ -171,3 +217,22 @@ class IdentityService:
 def _require_organization(session: Session, organization_id: UUID) -> None:
     if session.get(Organization, organization_id) is None:
         raise not_found("Organization")
+
+
+def change_api_key_access(session: Session, user: User, granted: bool, now: datetime) -> list[str]:
+    """Set a person's API-key access (their row locked by the caller). A change ends their live
+    console credentials (key events: every service drops the cached principal, whose access it
+    carries; they sign in again). Their integration keys stay as they are. Answers the key ids
+    ended, for the caller to forget once committed."""
+    if user.api_key_access == granted:
+        return []
+    user.api_key_access = granted
+    live = session.scalars(
+        select(ApiKey)
+        .where(ApiKey.user_id == user.id, ApiKey.kind == KeyKind.CONSOLE, ApiKey.status == KeyStatus.ACTIVE)
+        .order_by(ApiKey.id)
+        .with_for_update()
+    ).all()
+    for key in live:
+        revoke_locked_key(session, key, now)
+    return [key.key_id for key in live]

@@ -4,18 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 # libs/common[testing] brings pytest, pytest-xdist, ruff, mypy and the type stubs.
 PACKAGES := -e libs/common[testing] -e services/api -e services/webhook-dispatcher -e services/billing-connector \
-	-e tests/stand-ins/billing-platform -e tools/dev-run
+	-e services/console[testing] -e tests/stand-ins/billing-platform -e tools/dev-run
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/python -m pytest
 # pytest-xdist workers for the parallel part of `make test` (auto: one per core).
 TEST_WORKERS ?= auto
-MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_billing_stand_in -p dps_dev
+MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
 .PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
-		services/billing-connector/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
+		services/billing-connector/pyproject.toml services/console/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
 		tools/dev-run/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt $(PACKAGES)

@@ -1,0 +1,1 @@
+"""The settings console: server-rendered pages for the people of an organization."""

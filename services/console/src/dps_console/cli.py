@@ -1,0 +1,58 @@
+"""``dealpricing-console``: the console's chores.
+
+- ``migrate``: apply the console's migrations to DATABASE_URL.
+- ``sign-in-link EMAIL``: print a fresh one-time sign-in link for a known person, without mail
+  (operators, ``make run``'s banner); the console's whole configuration is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dps_common import logs
+from dps_common.migrations import upgrade_from_env
+from dps_common.settings import SettingsError
+
+from dps_console.app import make_context
+from dps_console.services.backends import ServiceRefused, ServiceUnavailable
+from dps_console.services.sign_in import normalize_email
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dealpricing-console", description=(__doc__ or "").splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("migrate", help="apply the console's database migrations")
+    link = commands.add_parser("sign-in-link", help="print a one-time sign-in link for a known person")
+    link.add_argument("email")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "migrate":
+            upgrade_from_env("dps_console")
+            return 0
+        from dps_console.settings import Settings
+
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level)
+    email = normalize_email(args.email)
+    if email is None:
+        print(f"not an email address: {args.email!r}", file=sys.stderr)
+        return 2
+    ctx = make_context(settings)
+    try:
+        known = ctx.email_links.is_known(email)
+    except (ServiceRefused, ServiceUnavailable) as exc:
+        print(f"the api did not answer: {exc}", file=sys.stderr)
+        return 1
+    if not known:
+        print(f"no active user has the email {email}", file=sys.stderr)
+        return 1
+    print(ctx.email_links.issue_link(email))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""What every resource module receives at registration: the composition root's shared parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from dps_common.db import Transactions
+
+from dps_console.domain.keys import ConsoleKeys
+from dps_console.services.backends import Backends
+from dps_console.services.catalogue import EventCatalogue
+from dps_console.services.sessions import Sessions
+from dps_console.services.sign_in import EmailLinks
+from dps_console.settings import Settings
+
+
+@dataclass(frozen=True)
+class AppContext:
+    settings: Settings
+    tx: Transactions
+    keys: ConsoleKeys
+    backends: Backends
+    sessions: Sessions
+    email_links: EmailLinks
+    catalogue: EventCatalogue
+    now: Callable[[], datetime]

@@ -1,0 +1,23 @@
+"""Keys derived from the one configured CONSOLE_SECRET_KEY (HKDF-SHA256, one label per use): the
+CSRF tokens' HMAC key and the AES-256-GCM key sealing console credentials."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+
+def derive(secret_key: bytes, label: str) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=f"dps-console:{label}".encode()).derive(secret_key)
+
+
+@dataclass(frozen=True)
+class ConsoleKeys:
+    csrf: bytes
+    credentials: bytes
+
+    @classmethod
+    def from_secret(cls, secret_key: bytes) -> "ConsoleKeys":
+        return cls(csrf=derive(secret_key, "csrf"), credentials=derive(secret_key, "credentials"))

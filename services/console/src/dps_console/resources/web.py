@@ -1,0 +1,214 @@
+"""What every page shares: the security headers, the session and CSRF checks (middleware), the form
+body, rendering a template, redirects and the error pages.
+
+- Every response: a strict CSP (``default-src 'self'``, no inline script or style), ``no-store``,
+  no framing, no referrer.
+- Every POST: refused (403) when the browser says it is cross-site (Origin, Sec-Fetch-Site) or when
+  its ``csrf`` field is not the HMAC of the cookie it came with (the session's, or before sign-in the
+  pre-session cookie's).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+
+import falcon
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
+from dps_console.domain.problems import Problem
+from dps_console.domain.tokens import new_token
+from dps_console.services.backends import ServiceRefused, ServiceUnavailable
+from dps_console.services.sessions import ActiveSession, Sessions
+from dps_console.settings import Settings
+
+ROOT = "/console"
+log = logging.getLogger("dps.console.web")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    ),
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+MAX_FORM_BYTES = 64 * 1024
+
+
+class Cookies:
+    def __init__(self, settings: Settings):
+        self.secure = settings.https
+        prefix = "__Host-" if self.secure else ""
+        self.session = prefix + "dps_console"
+        self.pre_session = prefix + "dps_console_pre"
+
+    def set(self, resp: falcon.Response, name: str, value: str) -> None:
+        resp.set_cookie(name, value, path="/", secure=self.secure, http_only=True, same_site="Lax")
+
+    def clear(self, resp: falcon.Response, name: str) -> None:
+        resp.set_cookie(name, "", max_age=0, path="/", secure=self.secure, http_only=True, same_site="Lax")
+
+    def read(self, req: falcon.Request, name: str) -> str | None:
+        values = req.get_cookie_values(name)
+        return values[0] if values else None
+
+
+class ConsoleMiddleware:
+    def __init__(self, settings: Settings, sessions: Sessions, cookies: Cookies, csrf_key: bytes, renderer: "Renderer"):
+        self._origin = settings.public_origin
+        self._sessions = sessions
+        self._cookies = cookies
+        self._csrf_key = csrf_key
+        self._renderer = renderer
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.session = None
+        req.context.form = {}
+        page = req.path == ROOT or req.path.startswith(ROOT + "/")
+        if not page or req.path.startswith(ROOT + "/static/") or req.path == ROOT + "/healthz":
+            return
+        cookie = self._cookies.read(req, self._cookies.session)
+        req.context.session = self._sessions.load(cookie, take_notice=req.method == "GET")
+        if req.context.session is None and cookie is not None:
+            self._cookies.clear(resp, self._cookies.session)
+        pre = self._cookies.read(req, self._cookies.pre_session)
+        if req.context.session is None and pre is None and req.method == "GET":
+            pre = new_token()
+            self._cookies.set(resp, self._cookies.pre_session, pre)
+        session: ActiveSession | None = req.context.session
+        req.context.csrf_binding = session.cookie if session else pre
+        if req.method != "POST":
+            return
+        if cross_site(req.get_header("Origin"), req.get_header("Sec-Fetch-Site"), self._origin):
+            log.info("cross-site POST refused", extra={"route": req.path})
+            raise falcon.HTTPForbidden(title="Refused: this form was sent from another site.")
+        req.context.form = read_form(req)
+        if not csrf_valid(self._csrf_key, req.context.csrf_binding, first(req.context.form, "csrf")):
+            log.info("POST without a valid CSRF token refused", extra={"route": req.path})
+            raise falcon.HTTPForbidden(
+                title="Refused: the form is out of date or was not sent from this console. Open the page again."
+            )
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool) -> None:
+        for name, value in SECURITY_HEADERS.items():
+            resp.set_header(name, value)
+
+
+def read_form(req: falcon.Request) -> dict[str, list[str]]:
+    if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_URLENCODED:
+        return {}
+    raw = req.bounded_stream.read(MAX_FORM_BYTES + 1)
+    if len(raw) > MAX_FORM_BYTES:
+        raise falcon.HTTPContentTooLarge(title="The form is too large.")
+    return parse_qs(raw.decode("utf-8", errors="replace"), keep_blank_values=True)
+
+
+def first(form: dict[str, list[str]], name: str, default: str = "") -> str:
+    values = form.get(name)
+    return values[0] if values else default
+
+
+class Renderer:
+    def __init__(self, csrf_key: bytes):
+        self._csrf_key = csrf_key
+        self.env = Environment(
+            loader=PackageLoader("dps_console", "templates"),
+            autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.globals["root"] = ROOT
+        self.env.filters["external_url"] = external_url
+
+    def render(self, req: falcon.Request, resp: falcon.Response, template: str, *,
+               status: int = 200, **values: Any) -> None:
+        session: ActiveSession | None = req.context.get("session")
+        binding = req.context.get("csrf_binding")
+        resp.status = status
+        resp.content_type = "text/html; charset=utf-8"
+        resp.text = self.env.get_template(template).render(
+            person=session.person if session else None,
+            notice=session.notice if session else None,
+            csrf=csrf_token(self._csrf_key, binding) if binding else "",
+            **values,
+        )
+
+
+def redirect(to: str) -> falcon.HTTPSeeOther:
+    """POST, then redirect, then GET: ``raise redirect(ROOT + '/api-keys')``."""
+    return falcon.HTTPSeeOther(to)
+
+
+def signed_in(req: falcon.Request) -> ActiveSession:
+    session: ActiveSession | None = req.context.get("session")
+    if session is None:
+        raise redirect(ROOT + "/sign-in")
+    return session
+
+
+def install_error_pages(app: falcon.App[falcon.Request, falcon.Response], renderer: Renderer,
+                        sessions: Sessions, cookies: Cookies) -> None:
+    def http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError, params: dict[str, Any]) -> None:
+        status = ex.status_code
+        title = ex.title if status not in (404, 405) else {404: "Page not found", 405: "Not allowed here"}[status]
+        renderer.render(req, resp, "error.html", status=status, title=title, message=ex.description or "")
+        for name, value in dict(ex.headers or {}).items():
+            resp.set_header(name, value)
+
+    def refused(req: falcon.Request, resp: falcon.Response, ex: ServiceRefused, params: dict[str, Any]) -> None:
+        problem = ex.problem
+        if problem.status == 401:  # the credential is gone (revoked, expired, access withdrawn)
+            session: ActiveSession | None = req.context.get("session")
+            if session is not None:
+                sessions.end(session)
+            cookies.clear(resp, cookies.session)
+            resp.status = falcon.HTTP_303
+            resp.location = ROOT + "/sign-in?ended=1"
+            resp.text = ""
+            return
+        show_error(renderer, req, resp, problem, ex.service)
+
+    def unavailable(req: falcon.Request, resp: falcon.Response, ex: ServiceUnavailable, params: dict[str, Any]) -> None:
+        renderer.render(req, resp, "error.html", status=502, title="A service did not answer",
+                        message=f"The {ex.service} did not answer. Try again in a moment.")
+
+    def unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception, params: dict[str, Any]) -> None:
+        log.exception("unexpected error", extra={"route": req.path})
+        renderer.render(req, resp, "error.html", status=500, title="Something went wrong",
+                        message="The console could not show this page. Try again; if it persists, tell your administrator.")
+
+    app.add_error_handler(Exception, unexpected)
+    app.add_error_handler(falcon.HTTPError, http_error)
+    app.add_error_handler(ServiceRefused, refused)
+    app.add_error_handler(ServiceUnavailable, unavailable)
+
+
+def show_error(renderer: Renderer, req: falcon.Request, resp: falcon.Response, problem: Problem, service: str) -> None:
+    if problem.status == 404:
+        renderer.render(req, resp, "error.html", status=404, title="Page not found",
+                        message="There is nothing here, or it belongs to another organization.")
+    elif problem.status >= 500:
+        renderer.render(req, resp, "error.html", status=502, title="A service could not answer",
+                        message=f"The {service} could not answer ({problem.status}). Try again in a moment.")
+    else:
+        title = {403: "Not allowed", 429: "Too many requests"}.get(problem.status, "Refused")
+        renderer.render(req, resp, "error.html", status=problem.status, title=title,
+                        message=f"The {service} refused: {problem.message}", code=problem.code)
+
+
+def path_id(value: str) -> str:
+    """An id from the URL, checked before it goes into a service's URL (404 otherwise)."""
+    if not value or len(value) > 100 or not all(c.isascii() and (c.isalnum() or c in "-_") for c in value):
+        raise falcon.HTTPNotFound()
+    return value
+
+
+def external_url(value: object) -> str:
+    """A link from a service's answer, kept only when it is http(s) (never ``javascript:``)."""
+    return value if isinstance(value, str) and value.startswith(("https://", "http://")) else ""

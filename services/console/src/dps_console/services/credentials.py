@@ -1,0 +1,44 @@
+"""The api's internal console operations (bearer CONSOLE_API_TOKEN): who may get a sign-in mail,
+a console credential for a session, and its revocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dps_console.domain.people import Person
+from dps_console.services.backends import Backend, ServiceRefused
+
+PREFIX = "/internal/v1/console"
+
+
+@dataclass(frozen=True)
+class Credential:
+    secret: str
+    key_id: str
+    person: Person
+
+
+class ConsoleCredentials:
+    def __init__(self, internal: Backend, token: str):
+        self._internal = internal
+        self._token = token
+
+    def is_candidate(self, email: str) -> bool:
+        answer = self._internal.call("POST", PREFIX + "/sign-in-candidates", json={"email": email}, bearer=self._token)
+        return bool(isinstance(answer, dict) and answer.get("known") is True)
+
+    def issue(self, email: str, session_id: str) -> Credential | None:
+        """None when no active user has that email (any more)."""
+        try:
+            answer: dict[str, Any] = self._internal.call(
+                "POST", PREFIX + "/credentials", json={"email": email, "sessionId": session_id}, bearer=self._token
+            )
+        except ServiceRefused as refused:
+            if refused.problem.status == 404:
+                return None
+            raise
+        return Credential(str(answer["credential"]), str(answer["keyId"]), Person.from_json(answer["person"]))
+
+    def revoke(self, key_id: str) -> None:
+        self._internal.call("DELETE", f"{PREFIX}/credentials/{key_id}", bearer=self._token)

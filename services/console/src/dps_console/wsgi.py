@@ -1,0 +1,14 @@
+"""gunicorn entry point: ``gunicorn -c python:dps_common.gunicorn_conf 'dps_console.wsgi:create()'``."""
+
+import falcon
+
+from dps_common import logs
+
+from dps_console.app import create_app
+from dps_console.settings import Settings
+
+
+def create() -> falcon.App[falcon.Request, falcon.Response]:
+    settings = Settings.from_env()
+    logs.configure(settings.log_level)
+    return create_app(settings)

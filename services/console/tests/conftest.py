@@ -1,0 +1,128 @@
+"""What the console's suite tells the test plugin (``dps_common.testing.plugin`` provides the
+migrated console database, a rolled-back transaction per test, ``app`` and ``client``), and the real
+servers around it: the api (gunicorn over HTTPS on its own database, organizations provisioned with
+its admin command line), the webhook dispatcher and the billing connector (their own apps on real
+sockets, their own databases, the billing platform stand-in), and a real SMTP server (aiosmtpd)
+that receives the sign-in mails. The console imports none of their code: they are servers here,
+as in production."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from dps_common.crypto import new_key
+from dps_common.testing.processes import gunicorn, write_tls_files
+from dps_common.testing.provisioning import Admin, Org
+from dps_common.testing.rate_limits import UNTHROTTLED
+from dps_common.testing.service import ServiceUnderTest
+from dps_common.testing.services import fresh_database
+
+from dps_console.app import create_app
+from dps_console.db.models import Base
+from dps_console.settings import Settings
+
+from console_helpers import Mailbox, start_mailbox
+
+PEPPER = "console-test-pepper-0123456789abcdef0123456789"
+CURSOR_SECRET = "console-test-cursor-0123456789abcdef0123456789"
+INTERNAL_TOKEN = "console-test-internal-token-0123456789abcdef"
+CONSOLE_TOKEN = "console-test-console-token-0123456789abcdef"
+PUBLIC_URL = "http://console.test/console"
+ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
+
+
+@pytest.fixture(scope="session")
+def dps_service() -> ServiceUnderTest[Settings]:
+    return ServiceUnderTest(package="dps_console", metadata=Base.metadata, create_app=create_app)
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return write_tls_files(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="session")
+def api_env() -> Iterator[dict[str, str]]:
+    with fresh_database("dps_console_api") as url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "API_KEY_PEPPER": PEPPER,
+            "CURSOR_SECRET": CURSOR_SECRET,
+            "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
+            "CONSOLE_API_TOKEN": CONSOLE_TOKEN,
+            "KEY_CACHE_TTL_SECONDS": "1",
+            "LOG_LEVEL": "WARNING",
+            **UNTHROTTLED,
+        }
+        subprocess.run([ADMIN_CLI, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+        yield env
+
+
+@pytest.fixture(scope="session")
+def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("api") / "api.log"
+    with gunicorn("dps_api.wsgi:create()", api_env, tls_files, log, workers=1) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="session")
+def admin_cli(api_env: dict[str, str]) -> Admin:
+    return Admin(api_env)
+
+
+@pytest.fixture(scope="session")
+def org(admin_cli: Admin) -> Org:
+    """An organization with an admin, a user and a view-only member (each with an integration key)."""
+    return admin_cli.organization("Console Co")
+
+
+@pytest.fixture(scope="session")
+def other_org(admin_cli: Admin) -> Org:
+    return admin_cli.organization("Other Co")
+
+
+@pytest.fixture(scope="session")
+def mailbox() -> Iterator[Mailbox]:
+    with start_mailbox() as box:
+        yield box
+
+
+@pytest.fixture(scope="module")
+def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str], mailbox: Mailbox) -> dict[str, str]:
+    """The console's environment; the dispatcher and the connector are added by the suites that use
+    them (``services_env``): signing in needs only the api."""
+    return {
+        "DATABASE_URL": database_url,
+        "API_URL": api_origin + "/external/v1",
+        "API_INTERNAL_URL": api_origin,
+        "WEBHOOKS_URL": "http://127.0.0.1:9/external/v1",
+        "BILLING_URL": "http://127.0.0.1:9/external/v1",
+        "API_CA_FILE": tls_files["ca"],
+        "CONSOLE_API_TOKEN": CONSOLE_TOKEN,
+        "SMTP_URL": mailbox.url,
+        "MAIL_FROM": "console@dealpricing.test",
+        "CONSOLE_PUBLIC_URL": PUBLIC_URL,
+        "CONSOLE_SECRET_KEY": new_key(),
+        "DPS_ENVIRONMENT": "development",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.fixture(scope="module")
+def settings(settings_env: dict[str, str]) -> Settings:
+    return Settings.from_env(settings_env)
+
+
+@pytest.fixture(scope="module")
+def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
+    def make(**overrides: str) -> Settings:
+        return Settings.from_env({**settings_env, **overrides})
+
+    return make

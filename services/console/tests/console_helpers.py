@@ -1,0 +1,130 @@
+"""The console's test helpers: a real SMTP server (aiosmtpd) keeping what it receives, and a browser
+stand-in over ``falcon.testing`` that keeps cookies and sends each form's CSRF token back."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import falcon.testing
+from aiosmtpd.controller import Controller
+
+from dps_common.testing.processes import free_port
+
+CSRF = re.compile(r'name="csrf" value="([^"]*)"')
+LINK = re.compile(r"https?://\S+/sign-in/link\?token=[A-Za-z0-9_-]+")
+
+
+@dataclass
+class Mailbox:
+    url: str
+    messages: list[EmailMessage] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def to(self, address: str) -> list[EmailMessage]:
+        with self.lock:
+            return [m for m in self.messages if m["To"] == address]
+
+    def link_for(self, address: str) -> str:
+        """The sign-in link of the latest mail to ``address`` (the request that sent it has returned)."""
+        mails = self.to(address)
+        assert mails, f"no mail to {address}"
+        body = mails[-1].get_content()
+        found = LINK.search(body)
+        assert found, body
+        return found.group(0)
+
+
+class _Handler:
+    def __init__(self, box: Mailbox):
+        self._box = box
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        assert isinstance(message, EmailMessage)
+        with self._box.lock:
+            self._box.messages.append(message)
+        return "250 Message accepted for delivery"
+
+
+@contextmanager
+def start_mailbox() -> Iterator[Mailbox]:
+    port = free_port()
+    box = Mailbox(f"smtp://127.0.0.1:{port}")
+    controller = Controller(_Handler(box), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()
+
+
+class Browser:
+    """Cookies kept between requests (a cookie set with max-age 0 is dropped), and the last page's
+    CSRF token sent with each form."""
+
+    def __init__(self, app: falcon.App[falcon.Request, falcon.Response], origin: str = "http://console.test"):
+        self.client = falcon.testing.TestClient(app)
+        self.origin = origin
+        self.cookies: dict[str, str] = {}
+        self.last: falcon.testing.Result | None = None
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = dict(extra or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        return headers
+
+    def _keep(self, result: falcon.testing.Result) -> falcon.testing.Result:
+        for name, cookie in result.cookies.items():
+            if cookie.max_age == 0 or cookie.value == "":
+                self.cookies.pop(name, None)
+            else:
+                self.cookies[name] = cookie.value
+        self.last = result
+        return result
+
+    def get(self, url: str, headers: dict[str, str] | None = None) -> falcon.testing.Result:
+        parts = urlsplit(url)
+        return self._keep(self.client.simulate_get(parts.path, query_string=parts.query or None,
+                                                   headers=self._headers(headers)))
+
+    def csrf(self) -> str:
+        assert self.last is not None
+        found = CSRF.search(self.last.text)
+        assert found, "no form with a CSRF token on the last page"
+        return found.group(1)
+
+    def post(self, url: str, form: dict[str, Any] | list[tuple[str, str]] | None = None, *,
+             csrf: str | None = None, headers: dict[str, str] | None = None) -> falcon.testing.Result:
+        fields = list(form.items()) if isinstance(form, dict) else list(form or [])
+        token = self.csrf() if csrf is None else csrf
+        if token:
+            fields.append(("csrf", token))
+        return self._keep(self.client.simulate_post(
+            urlsplit(url).path, body=urlencode(fields),
+            headers={"Content-Type": "application/x-www-form-urlencoded", **self._headers(headers)},
+        ))
+
+    def sign_in(self, mailbox: Mailbox, address: str) -> falcon.testing.Result:
+        """The whole flow: ask for a link, open it from the mail, press Sign in."""
+        self.get("/console/sign-in")
+        asked = self.post("/console/sign-in", {"email": address})
+        assert asked.status_code == 303, asked.text
+        self.get(mailbox.link_for(address))
+        assert self.last is not None and self.last.status_code == 200, self.last.text if self.last else None
+        done = self.post("/console/sign-in/link", {"token": _token_of(mailbox.link_for(address))})
+        assert done.status_code == 303, done.text
+        return done
+
+
+def _token_of(link: str) -> str:
+    return link.rsplit("token=", 1)[1]

@@ -1,0 +1,221 @@
+"""Signing in with a one-time link from a real mail, against the real api; the link used once and
+for 15 minutes; the session cookie's flags; CSRF and cross-site POSTs; signing out and timing out
+end the session and the api refuses its credential from then on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import requests
+
+from dps_console.app import create_app
+
+from console_helpers import Browser, _token_of
+
+
+def _later(minutes: float):
+    return lambda: datetime.now(UTC) + timedelta(minutes=minutes)
+
+
+def test_a_person_signs_in_from_the_link_in_the_mail(app, mailbox, org):
+    browser = Browser(app)
+    form = browser.get("/console/sign-in")
+    assert form.status_code == 200
+    assert 'name="csrf"' in form.text
+
+    asked = browser.post("/console/sign-in", {"email": org.admin.email.upper()})
+    assert asked.status_code == 303
+    assert asked.headers["location"].endswith("/console/sign-in/sent")
+    link = mailbox.link_for(org.admin.email)
+    assert link.startswith("http://console.test/console/sign-in/link?token=")
+    assert len(_token_of(link)) == 43  # 256 bits
+
+    opened = browser.get(link)  # what a mail scanner would do: nothing is used up
+    assert opened.status_code == 200
+    assert ">Sign in</button>" in opened.text
+    assert "dps_console" not in browser.cookies
+    opened_again = browser.get(link)
+    assert opened_again.status_code == 200
+
+    signed_in = browser.post("/console/sign-in/link", {"token": _token_of(link)})
+    assert signed_in.status_code == 303
+    assert signed_in.headers["location"] == "/console"
+    cookie = signed_in.cookies["dps_console"]
+    assert cookie.http_only and cookie.same_site == "Lax" and cookie.path == "/"
+    assert not cookie.secure  # plain http in development; https below
+
+    home = browser.get("/console")
+    assert home.status_code == 200
+    assert "Console Co" in home.text and "admin" in home.text
+    assert 'href="/console/api-keys"' in home.text
+
+
+def test_the_answer_is_the_same_for_an_unknown_email_and_no_mail_is_sent(app, mailbox):
+    browser = Browser(app)
+    browser.get("/console/sign-in")
+    asked = browser.post("/console/sign-in", {"email": "nobody@unknown.example"})
+    assert asked.status_code == 303
+    assert asked.headers["location"].endswith("/console/sign-in/sent")
+    assert mailbox.to("nobody@unknown.example") == []
+
+
+def test_a_used_link_is_refused(app, mailbox, org):
+    browser = Browser(app)
+    browser.sign_in(mailbox, org.user.email)
+    token = _token_of(mailbox.link_for(org.user.email))
+
+    other = Browser(app)
+    assert other.get(mailbox.link_for(org.user.email)).status_code == 400
+    other.get("/console/sign-in")
+    again = other.post("/console/sign-in/link", {"token": token})
+    assert again.status_code == 400
+    assert "does not work" in again.text
+    assert "dps_console" not in other.cookies
+
+
+def test_an_expired_link_is_refused(app, settings, tx, mailbox, org):
+    browser = Browser(app)
+    browser.get("/console/sign-in")
+    browser.post("/console/sign-in", {"email": org.viewer.email})
+    link = mailbox.link_for(org.viewer.email)
+
+    later = Browser(create_app(settings, tx=tx, now=_later(16)))
+    assert later.get(link).status_code == 400
+    later.get("/console/sign-in")
+    refused = later.post("/console/sign-in/link", {"token": _token_of(link)})
+    assert refused.status_code == 400
+    assert "dps_console" not in later.cookies
+
+
+def test_over_https_the_cookie_is_secure_and_host_prefixed(make_settings, tx, mailbox, org):
+    app = create_app(make_settings(CONSOLE_PUBLIC_URL="https://console.test/console"), tx=tx)
+    browser = Browser(app, origin="https://console.test")
+    signed_in = browser.sign_in(mailbox, org.admin.email)
+    cookie = signed_in.cookies["__Host-dps_console"]
+    assert cookie.secure and cookie.http_only and cookie.same_site == "Lax" and cookie.path == "/"
+    assert cookie.domain is None
+    assert browser.get("/console").status_code == 200
+
+
+def test_posts_without_a_valid_token_or_from_another_site_are_refused(app, mailbox, org):
+    browser = Browser(app)
+    browser.sign_in(mailbox, org.admin.email)
+    page = browser.get("/console/api-keys/new")
+    assert page.status_code == 200
+    token = browser.csrf()
+
+    assert browser.post("/console/sign-out", csrf="").status_code == 403
+    assert browser.post("/console/sign-out", csrf="0" * 64).status_code == 403
+    cross = browser.post("/console/sign-out", csrf=token, headers={"Origin": "https://evil.example"})
+    assert cross.status_code == 403
+    assert "another site" in cross.text
+    fetch = browser.post("/console/sign-out", csrf=token, headers={"Sec-Fetch-Site": "cross-site"})
+    assert fetch.status_code == 403
+
+    # the session is still there: none of those did anything
+    assert browser.get("/console").status_code == 200
+    # a token of another session is no good either
+    other = Browser(app)
+    other.sign_in(mailbox, org.user.email)
+    assert other.post("/console/sign-out", csrf=token).status_code == 403
+    same_site = browser.post("/console/sign-out", csrf=token,
+                             headers={"Origin": "http://console.test", "Sec-Fetch-Site": "same-origin"})
+    assert same_site.status_code == 303
+
+
+def test_every_page_has_the_strict_headers(app, mailbox, org):
+    browser = Browser(app)
+    for result in (browser.get("/console/sign-in"), browser.get("/console/nowhere"), browser.sign_in(mailbox, org.admin.email)):
+        csp = result.headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+        assert result.headers["cache-control"] == "no-store"
+        assert result.headers["x-frame-options"] == "DENY"
+        assert result.headers["referrer-policy"] == "no-referrer"
+
+
+def _credential(app, browser):
+    return app.context.sessions.load(browser.cookies["dps_console"]).credential
+
+
+def test_sign_out_ends_the_session_and_the_api_refuses_its_credential(app, mailbox, org, api_origin, tls_files):
+    browser = Browser(app)
+    browser.sign_in(mailbox, org.admin.email)
+    old_cookie = browser.cookies["dps_console"]
+    credential = _credential(app, browser)
+    whoami = requests.get(api_origin + "/external/v1/whoami", headers={"x-api-key": credential}, verify=tls_files["ca"])
+    assert whoami.status_code == 200
+
+    browser.get("/console")
+    out = browser.post("/console/sign-out")
+    assert out.status_code == 303
+    assert out.headers["location"] == "/console/sign-in?signed_out=1"
+    assert "dps_console" not in browser.cookies
+
+    replay = Browser(app)
+    replay.cookies["dps_console"] = old_cookie
+    assert replay.get("/console").status_code == 303
+    refused = requests.get(api_origin + "/external/v1/whoami", headers={"x-api-key": credential}, verify=tls_files["ca"])
+    assert refused.status_code == 401
+
+
+def test_an_idle_session_ends_and_its_credential_is_revoked(app, settings, tx, mailbox, org, api_origin, tls_files):
+    browser = Browser(app)
+    browser.sign_in(mailbox, org.user.email)
+    credential = _credential(app, browser)
+
+    still = Browser(create_app(settings, tx=tx, now=_later(29)))
+    still.cookies = dict(browser.cookies)
+    assert still.get("/console").status_code == 200  # 29 minutes idle: fine, and the clock restarts
+
+    idle = Browser(create_app(settings, tx=tx, now=_later(29 + 31)))
+    idle.cookies = dict(browser.cookies)
+    ended = idle.get("/console")
+    assert ended.status_code == 303
+    assert ended.headers["location"] == "/console/sign-in"
+    refused = requests.get(api_origin + "/external/v1/whoami", headers={"x-api-key": credential}, verify=tls_files["ca"])
+    assert refused.status_code == 401
+
+
+def test_a_session_ends_twelve_hours_after_sign_in_however_busy(app, settings, tx, mailbox, org):
+    browser = Browser(app)
+    browser.sign_in(mailbox, org.admin.email)
+    for minutes in range(20, 12 * 60, 20):  # never idle
+        busy = Browser(create_app(settings, tx=tx, now=_later(minutes)))
+        busy.cookies = dict(browser.cookies)
+        if minutes < 12 * 60 - 20:
+            assert busy.get("/console").status_code == 200, minutes
+    over = Browser(create_app(settings, tx=tx, now=_later(12 * 60 + 1)))
+    over.cookies = dict(browser.cookies)
+    assert over.get("/console").status_code == 303
+
+
+def test_sign_in_requests_are_limited_per_email(make_settings, tx, mailbox, org):
+    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="2"), tx=tx)
+    browser = Browser(app)
+    browser.get("/console/sign-in")
+    for _ in range(2):
+        assert browser.post("/console/sign-in", {"email": "someone@limits.example"}).status_code == 303
+        browser.get("/console/sign-in")
+    limited = browser.post("/console/sign-in", {"email": "someone@limits.example"})
+    assert limited.status_code == 429
+    browser.get("/console/sign-in")
+    assert browser.post("/console/sign-in", {"email": "another@limits.example"}).status_code == 303
+
+
+def test_sign_in_requests_are_limited_per_client_address(make_settings, tx):
+    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_CLIENT="3"), tx=tx)
+    browser = Browser(app)
+    statuses = []
+    for n in range(4):
+        browser.get("/console/sign-in")
+        statuses.append(browser.post("/console/sign-in", {"email": f"person{n}@limits.example"}).status_code)
+    assert statuses == [303, 303, 303, 429]
+
+
+def test_a_malformed_email_is_named_next_to_its_field(app):
+    browser = Browser(app)
+    browser.get("/console/sign-in")
+    answer = browser.post("/console/sign-in", {"email": "not an email"})
+    assert answer.status_code == 400
+    assert 'aria-invalid="true"' in answer.text and 'id="email-errors"' in answer.text
+    assert 'value="not an email"' in answer.text

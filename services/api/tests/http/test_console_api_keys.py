@@ -8,9 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from console_helpers import API, Console, key_id_of, key_row_id, sign_in
+from console_helpers import API, BEARER, Console, key_id_of, key_row_id, sign_in
+from sqlalchemy import select
 
 from dps_common.auth.authenticator import INVALID_KEY
+from dps_common.auth.revocations import KEY_EVENTS, KEY_REVOKED, KEY_ROTATED
+
+from dps_api.db.models.outbox import OutboxEvent
 
 KEYS = f"{API}/api-keys"
 SCOPE = "api-keys:manage"
@@ -241,3 +245,26 @@ def test_a_replayed_issue_never_shows_the_secret_again(client, admin):
     assert replay.json["id"] == first.json["id"] and replay.json["secret"] is None
     assert "secretShownOnce" in replay.json
     assert first.json["secret"] not in replay.text
+
+
+def key_events(tx, org) -> list[tuple[str, dict]]:
+    with tx() as session:
+        rows = session.execute(
+            select(OutboxEvent.event_type, OutboxEvent.envelope)
+            .where(OutboxEvent.organization_id == org.id, OutboxEvent.event_type.in_(KEY_EVENTS))
+            .order_by(OutboxEvent.occurred_at, OutboxEvent.id)
+        )
+        return [(row.event_type, row.envelope["data"]) for row in rows]
+
+
+def test_console_changes_tell_every_service_through_key_events(client, tx, org, admin, user):
+    """The same events as the admin command line's: every service drops the old key id at once."""
+    client.simulate_post(f"{KEYS}/{org.user.key_row_id}/rotate", headers=user.headers)
+    client.simulate_post(f"{KEYS}/{org.viewer.key_row_id}/revoke", headers=admin.headers)
+    client.simulate_delete(f"/internal/v1/console/credentials/{user.key_id}", headers=BEARER)
+    user_credential_row = key_row_id(tx, user.key_id)
+    assert key_events(tx, org) == [
+        (KEY_ROTATED, {"apiKeyId": str(org.user.key_row_id), "keyId": key_id_of(org.user.key)}),
+        (KEY_REVOKED, {"apiKeyId": str(org.viewer.key_row_id), "keyId": key_id_of(org.viewer.key)}),
+        (KEY_REVOKED, {"apiKeyId": str(user_credential_row), "keyId": user.key_id}),
+    ]

@@ -57,6 +57,25 @@ def test_the_demo_organization_and_its_users(client, first, identity, viewer):
     assert {"admin", "user", "view only"} <= set(users.values())
 
 
+def test_the_demo_user_manages_api_keys_in_the_console_and_the_viewer_does_not(first, identity):
+    """The settings console shows a user with API-key access (Sam); the admin needs no grant; Vic,
+    view only, has none."""
+    access = {u.email: u.api_key_access for u in identity.list_users(first.organization_id)}
+    assert access == {
+        USERS["admin"][0]: False,
+        USERS["rep"][0]: True,
+        USERS["viewer"][0]: False,
+        USERS["approver"][0]: False,
+    }
+    assert USERS["rep"][2] == "user" and USERS["viewer"][2] == "view only"
+
+
+def test_seeding_again_leaves_api_key_access_as_the_demo_left_it(app, first, identity):
+    identity.set_api_key_access(first.users["rep"], False)  # withdrawn in the console
+    seed_demo(app)
+    assert not next(u for u in identity.list_users(first.organization_id) if u.id == first.users["rep"]).api_key_access
+
+
 def test_the_catalog_and_pricebook(client, first, admin, viewer):
     products = {p["specId"]: p for p in walk(client, "/products", "products", admin)}
     assert set(products) == {p["specId"] for p in PRODUCTS}

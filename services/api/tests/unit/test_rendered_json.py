@@ -20,8 +20,17 @@ from dps_common.json import dumps, loads
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import Condition, ConditionType
 from dps_api.domain.catalog_views import JsonText, PricebookView, ProductView
+from dps_api.domain.key_access import ApiKeyView, IssuedApiKey, PersonView
 from dps_api.domain.opportunity_views import DealGroupView, OpportunityView
 from dps_api.domain.vocabulary import OpportunityStage
+from dps_api.schemas.api_keys import (
+    ApiKey,
+    ApiKeyWithSecret,
+    Person,
+    render_api_key,
+    render_issued_key,
+    render_person,
+)
 from dps_api.schemas.approval_config import (
     ApprovalGroup,
     ApprovalRule,
@@ -220,3 +229,20 @@ def test_whoami():
     rendered = render_whoami(Principal(ID, "Acme", OTHER, Role.VIEW_ONLY, "k"))
     assert_documented(Whoami, rendered)
     assert loads(sent_json(rendered)) == {"organization": {"id": str(ID), "name": "Acme"}}
+
+
+# --- the settings console: API keys and people -------------------------------------------------
+
+
+@pytest.mark.parametrize("used", [None, UPDATED])
+def test_api_key(used):
+    view = ApiKeyView(ID, "Salesforce sync", Role.VIEW_ONLY, OTHER, "Sam", "he7pokmZ5sGV", "active", CREATED, used, used, None)
+    parsed = assert_documented(ApiKey, render_api_key(view))
+    assert loads(sent_json(render_api_key(view)))["prefix"] == "dps_he7pokmZ5sGV"
+    assert parsed.role is Role.VIEW_ONLY
+    issued = render_issued_key(IssuedApiKey(view, "dps_he7pokmZ5sGV_secret"))
+    assert assert_documented(ApiKeyWithSecret, issued).secret == "dps_he7pokmZ5sGV_secret"
+
+
+def test_person():
+    assert_documented(Person, render_person(PersonView(ID, "sam@example.test", "Sam", Role.USER, True)))

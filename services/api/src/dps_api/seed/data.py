@@ -100,6 +100,9 @@ USERS: dict[str, tuple[str, str, Role]] = {
     "viewer": ("vic.viewer@demo-sales.example", "Vic Viewer", Role.VIEW_ONLY),
     "approver": ("alex.approver@demo-sales.example", "Alex Approver", Role.USER),
 }
+# granted API-key access when created (the settings console's "user with API-key access": Sam manages
+# his own keys there; the admin needs no grant, Vic stays view only without it)
+API_KEY_ACCESS: frozenset[str] = frozenset({"rep"})
 # the users the seed acts as, each through a short-lived key of the user's own role
 ACTORS: dict[str, Role] = {"admin": Role.ADMIN, "rep": Role.USER, "approver": Role.USER}
 

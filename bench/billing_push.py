@@ -58,7 +58,7 @@ class Measured:
     wall: float  # first push requested -> last push finished (the connector's finishedAt)
     span: float  # first call received -> last call answered
     first_call_after: float  # first push requested -> first call received (claim, snapshot, plan)
-    peak: int  # most calls received in any one-second window (t - 1, t]
+    peak: int  # most calls received in any one-second window (t - 1, t], as the stand-in counts them
     margin: float  # ms: shortest time in which limit + 1 calls arrived, minus one second (< 0: over the limit)
     claims: list[int] = field(default_factory=list)  # pushes claimed by each worker
 
@@ -125,7 +125,7 @@ def run(stack: Stack, name: str, workers: int, quotes: list[QuoteSnapshot], limi
         wall=max(finished_at(p) for p in done) - requested,
         span=(max(r.at + r.duration for r in records) - min(arrivals)) if records else 0.0,
         first_call_after=(min(arrivals) - requested) if records else 0.0,
-        peak=peak_in_window(arrivals),
+        peak=stack.stand_in.busiest_window(1.0, path_prefix="/v1/"),
         margin=margin_ms(arrivals, limit),
         claims=[_claims(log) for log in logs],
     )
@@ -187,10 +187,12 @@ def main() -> int:
     targets = [
         Target(f"{one.name}: refused before any call", float(one.total), "<=", 0, judged=True),
         Target(f"{load.name}: wall / floor", load.wall / (load.total / args.rate), "<=", 1.15),
-        Target(f"{load.name}: most calls in a 1 s window", float(load.peak), "<=", args.limit),
+        Target(f"{load.name}: most calls in a 1 s window (the pacer's promise)", float(load.peak), "<=",
+               int(args.rate)),
         Target(f"{load.name}: 429s", float(load.refused), "<=", 0),
         Target(f"{two.name}: wall / floor", two.wall / (two.total / args.rate), "<=", 1.15),
-        Target(f"{two.name}: most calls in a 1 s window", float(two.peak), "<=", args.limit),
+        Target(f"{two.name}: most calls in a 1 s window (the pacer's promise)", float(two.peak), "<=",
+               int(args.rate)),
         Target(f"{two.name}: 429s", float(two.refused), "<=", 0),
         Target(f"{single.name}: wall / floor", single.wall / max(single.total / args.rate, 1e-9), "<=", 1.15,
                judged=False),

@@ -200,7 +200,7 @@ def _wait_until_up(server: Process, url: str, timeout: float = 60) -> None:
         try:
             if requests.get(url, timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or its worker still booting
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the connector did not answer {url} within {timeout:.0f} s")

@@ -54,6 +54,7 @@ from contract_webhooks import RETRY_GAPS, Webhooks
 PEPPER = "contract-pepper-0123456789abcdef0123456789abcdef"
 CURSOR_SECRET = "contract-cursor-secret-0123456789abcdef012345"
 INTERNAL_API_TOKEN = "contract-internal-token-0123456789abcdef0123"
+CONSOLE_API_TOKEN = "contract-console-token-0123456789abcdef01234"  # the settings console's, for /api-keys
 EVENTS_EXCHANGE = "dps.events"
 EVENTS_QUEUE = "webhook-dispatcher.events"
 # The dispatcher's attempt deadline, compressed like the retry gaps (the spec's 10 s is checked by the
@@ -89,6 +90,7 @@ def server_env(database_url: str, amqp_url: str) -> dict[str, str]:
         "KEY_CACHE_TTL_SECONDS": "1",  # cross-process rotation and revocation observable quickly
         "LOG_LEVEL": "WARNING",
         "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,  # the dispatcher checks keys through the api
+        "CONSOLE_API_TOKEN": CONSOLE_API_TOKEN,  # console credentials (sign-in) for /api-keys
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
         **UNTHROTTLED,  # the suite makes many requests per organization; budgets: test_s8_rate_limits

@@ -1,7 +1,8 @@
 """Idempotent POSTs (beyond the spec: Stripe's design and the IETF draft "The Idempotency-Key HTTP
 Header Field"), black-box against the api and the webhook dispatcher under gunicorn (two worker
-processes each): a POST sent with an ``Idempotency-Key`` runs once per organization and key, a retry
-gets the first answer with ``Idempotent-Replayed: true``, another body under the key is 422,
+processes each): a POST sent with an ``Idempotency-Key`` runs once per client (the organization's API
+key that sent it) and key, a retry gets the first answer with ``Idempotent-Replayed: true`` (a
+secret in it shown once: the replay carries it as null with a ``secretShownOnce`` notice), another body under the key is 422,
 concurrent retries are 409 or the replay (never a second object), a malformed key is 400, and
 refusals for the API key keep nothing. Expiry after 24 hours is held by the services' own suites."""
 
@@ -79,6 +80,18 @@ def test_the_same_key_with_another_body_is_422(api, org, seat):
     assert quotes_named(api, org, "Other") == []
 
 
+def test_keys_are_per_client_another_key_of_the_organization_makes_its_own_request(api, org, fresh_member):
+    body = {"name": data.unique("Opportunity"), "accountName": "Initech"}
+    key = data.unique("per-client-key")
+    colleague = fresh_member("admin")  # another admin key of the same organization
+    ours = api.post("/opportunities", org.admin, json=body, headers=keyed(key))
+    theirs = api.post("/opportunities", colleague, json=body, headers=keyed(key))
+    assert ours.status_code == theirs.status_code == 201, theirs.text
+    assert "Idempotent-Replayed" not in theirs.headers and theirs.json()["id"] != ours.json()["id"]
+    again = api.post("/opportunities", colleague, json=body, headers=keyed(key))
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json()["id"] == theirs.json()["id"]
+
+
 def test_keys_are_per_organization(api, org, other_org):
     body = {"name": data.unique("Opportunity"), "accountName": "Initech"}
     key = data.unique("shared-key")
@@ -103,7 +116,7 @@ def test_refusals_for_the_api_key_or_scope_keep_nothing(api, org, seat):
     assert created.status_code == 201 and "Idempotent-Replayed" not in created.headers
 
 
-def test_the_dispatcher_registers_once_per_key_and_replays_the_secret(webhook_api, org):
+def test_the_dispatcher_registers_once_per_key_and_never_replays_the_secret(webhook_api, org):
     hooks = webhook_api.hooks
     body = {"url": webhook_api.url(webhook_api.new_path()), "eventTypes": ["quote.approved"]}
     key = data.unique("register-key")
@@ -112,7 +125,19 @@ def test_the_dispatcher_registers_once_per_key_and_replays_the_secret(webhook_ap
     try:
         assert first.status_code == retry.status_code == 201, retry.text
         assert retry.headers["Idempotent-Replayed"] == "true"
-        assert retry.json() == first.json() and retry.json()["secret"].startswith("whsec_")
+        secret = first.json()["secret"]
+        assert secret.startswith("whsec_") and secret not in retry.text
+        replayed = retry.json()
+        notice = replayed.pop("secretShownOnce")
+        assert replayed == {**first.json(), "secret": None}
+        assert notice["fields"] == ["secret"] and "shown once" in notice["detail"]
+        assert notice["renewal"] == f"POST /webhook-configs/{first.json()['id']}/rotate-secret"
+        rotate = f"/webhook-configs/{first.json()['id']}/rotate-secret"
+        rotated = hooks.post(rotate, org.admin, headers=keyed(key + "-rotate"))
+        rotated_again = hooks.post(rotate, org.admin, headers=keyed(key + "-rotate"))
+        assert rotated.status_code == rotated_again.status_code == 200, rotated_again.text
+        assert rotated.json()["secret"].startswith("whsec_") and rotated_again.json()["secret"] is None
+        assert rotated_again.json()["secretShownOnce"]["renewal"] == notice["renewal"]
         listed = hooks.walk("/webhook-configs", org.admin, "webhookConfigs", limit=500)
         assert [c["id"] for c in listed if c["url"] == body["url"]] == [first.json()["id"]]
         other = hooks.post("/webhook-configs", org.admin, json={**body, "description": "x"}, headers=keyed(key))
@@ -130,3 +155,17 @@ def test_both_documents_show_the_header_on_their_posts(api, webhook_api):
         for op in posts:
             assert "Idempotency-Key" in [p["name"] for p in op["parameters"]], op["operationId"]
             assert {"409", "422"} <= set(op["responses"])
+
+
+def test_the_document_says_a_replay_carries_no_secret(webhook_api):
+    doc = webhook_api.hooks.get("/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    for path, status in (("/webhook-configs", "201"), ("/webhook-configs/{webhook_config_id}/rotate-secret", "200")):
+        op = doc["paths"][path]["post"]
+        assert "shown once" in op["description"] and "secretShownOnce" in op["description"]
+        refs = [ref["$ref"] for ref in op["responses"][status]["content"]["application/json"]["schema"]["oneOf"]]
+        assert refs == ["#/components/schemas/WebhookConfigWithSecret", "#/components/schemas/WebhookConfigWithSecretReplayed"]
+    replayed = schemas["WebhookConfigWithSecretReplayed"]
+    assert replayed["properties"]["secret"]["type"] == "null"
+    assert {"secret", "secretShownOnce"} <= set(replayed["required"])
+    assert schemas["SecretShownOnce"]["required"] == ["fields", "detail", "renewal"]

@@ -145,8 +145,10 @@ _IDEMPOTENCY_KEY = {
     "required": False,
     "description": (
         "Makes a retry safe: the first request with a key runs, and its answer is kept for 24 hours "
-        "per organization and replayed (with `Idempotent-Replayed: true`) to any retry with the same "
-        "key, method, path and body (JSON compared by content). 1 to 255 printable ASCII characters, "
+        "per API key and replayed (with `Idempotent-Replayed: true`) to any retry with the same "
+        "key, method, path and body (JSON compared by content); another API key's request with the "
+        "same key is a request of its own. A secret in the answer is shown once: a replay carries it "
+        "as null, with `secretShownOnce`. 1 to 255 printable ASCII characters, "
         "e.g. a UUID. Answers refused before the operation runs (401, 403, 429, 400 for the key or the "
         "body's schema, 413, 415), conflicts (409) and server errors (5xx) are not kept: a retry runs "
         "again. Every other answer is kept, errors of the operation's own rules included."

@@ -27,7 +27,7 @@ from dps_console.app import create_app
 from dps_console.db.models import Base
 from dps_console.settings import Settings
 
-from console_helpers import Mailbox, start_mailbox
+from console_helpers import Mailbox, late_served, served, start_mailbox
 
 PEPPER = "console-test-pepper-0123456789abcdef0123456789"
 CURSOR_SECRET = "console-test-cursor-0123456789abcdef0123456789"
@@ -126,3 +126,64 @@ def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
         return Settings.from_env({**settings_env, **overrides})
 
     return make
+
+
+@pytest.fixture(scope="session")
+def webhooks_origin(api_origin: str, tls_files: dict[str, str]) -> Iterator[str]:
+    """The real webhook dispatcher (its own app and database) on a socket, checking keys at the api."""
+    from dps_common import migrations
+
+    from dps_webhooks.app import create_app as create_dispatcher
+    from dps_webhooks.settings import Settings as DispatcherSettings
+
+    with fresh_database("dps_console_webhooks") as url:
+        migrations.upgrade("dps_webhooks", url)
+        settings = DispatcherSettings.from_env({
+            "DATABASE_URL": url, "CURSOR_SECRET": CURSOR_SECRET, "WEBHOOK_SECRET_KEY": new_key(),
+            "API_URL": api_origin, "API_CA_FILE": tls_files["ca"], "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
+            "KEY_CACHE_TTL_SECONDS": "0", "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", **UNTHROTTLED,
+        })
+        app = create_dispatcher(settings)
+        with served(app) as origin:
+            yield origin
+        app.context.tx.dispose()
+
+
+@pytest.fixture(scope="session")
+def billing_origin(api_origin: str, tls_files: dict[str, str]) -> Iterator[str]:
+    """The real billing connector (its own app and database, the platform stand-in) on a socket."""
+    from dps_common import migrations
+
+    from dps_billing.app import create_app as create_connector
+    from dps_billing.settings import Settings as ConnectorSettings
+    from dps_billing_stand_in.server import BillingStandIn
+
+    secret_key, client_id, webhook_secret = "sk_test_console_tests", "ca_console_tests", "whsec_console_tests_0123456789"
+    with fresh_database("dps_console_billing") as url, late_served() as (origin, late):
+        migrations.upgrade("dps_billing", url)
+        callback = origin + "/external/v1/billing-connection/callback"
+        platform = BillingStandIn.start(secret_key=secret_key, client_id=client_id, redirect_uris=[callback],
+                                        webhook_url=origin + "/external/v1/billing-platform/webhooks",
+                                        webhook_secret=webhook_secret)
+        try:
+            settings = ConnectorSettings.from_env({
+                "DATABASE_URL": url, "API_URL": api_origin, "API_CA_FILE": tls_files["ca"],
+                "INTERNAL_API_TOKEN": INTERNAL_TOKEN, "CURSOR_SECRET": CURSOR_SECRET,
+                "BILLING_SECRET_KEY": secret_key, "BILLING_CLIENT_ID": client_id,
+                "BILLING_API_URL": platform.api_url, "BILLING_MARKETPLACE_URL": platform.marketplace_url,
+                "BILLING_DASHBOARD_URL": platform.dashboard_url, "BILLING_REDIRECT_URI": callback,
+                "BILLING_WEBHOOK_SECRET": webhook_secret, "BILLING_TOKEN_KEY": new_key(),
+                "BILLING_STATE_SECRET": "console-test-state-secret-0123456789abcdef",
+                "CONSOLE_URL": PUBLIC_URL, "KEY_CACHE_TTL_SECONDS": "0", "LOG_LEVEL": "WARNING", **UNTHROTTLED,
+            })
+            late.app = create_connector(settings)
+            yield origin
+            late.app.context.tx.dispose()
+        finally:
+            platform.stop()
+
+
+@pytest.fixture(scope="module")
+def services_env(settings_env: dict[str, str], webhooks_origin: str, billing_origin: str) -> dict[str, str]:
+    return {**settings_env, "WEBHOOKS_URL": webhooks_origin + "/external/v1",
+            "BILLING_URL": billing_origin + "/external/v1"}

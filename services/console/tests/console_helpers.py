@@ -128,3 +128,39 @@ class Browser:
 
 def _token_of(link: str) -> str:
     return link.rsplit("token=", 1)[1]
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """A WSGI app on a real socket (threaded), for the other services the console calls."""
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            pass
+
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+        server.server_close()
+
+
+class _Late:
+    """A WSGI app set after its server is bound (the connector needs its own URL first)."""
+
+    app: Any = None
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        return self.app(environ, start_response)
+
+
+@contextmanager
+def late_served() -> Iterator[tuple[str, _Late]]:
+    late = _Late()
+    with served(late) as origin:
+        yield origin, late

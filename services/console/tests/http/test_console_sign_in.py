@@ -219,3 +219,43 @@ def test_a_malformed_email_is_named_next_to_its_field(app):
     assert answer.status_code == 400
     assert 'aria-invalid="true"' in answer.text and 'id="email-errors"' in answer.text
     assert 'value="not an email"' in answer.text
+
+
+def test_a_mail_server_that_is_down_does_not_tell_known_emails_apart(make_settings, tx, org):
+    from dps_common.testing.processes import free_port
+
+    app = create_app(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
+    browser = Browser(app)
+    answers = []
+    for address in (org.admin.email, "nobody@unknown.example"):
+        browser.get("/console/sign-in")
+        answer = browser.post("/console/sign-in", {"email": address})
+        answers.append((answer.status_code, answer.headers.get("location")))
+    assert answers[0] == answers[1] == (303, "/console/sign-in/sent")
+
+
+def test_the_command_line_prints_a_sign_in_link_for_a_known_person_only(settings_env, org):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).with_name("dealpricing-console"))
+    env = {**os.environ, **settings_env}
+    done = subprocess.run([cli, "sign-in-link", org.admin.email], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    link = done.stdout.strip()
+    assert link.startswith("http://console.test/console/sign-in/link?token=")
+    unknown = subprocess.run([cli, "sign-in-link", "nobody@unknown.example"], env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert unknown.returncode == 1 and "no active user" in unknown.stderr
+    # the printed link was committed by the command: it signs in
+    from dps_common.testing.transactions import committed
+
+    from dps_console.settings import Settings
+
+    with committed(settings_env["DATABASE_URL"], "console-cli-test") as tx:
+        browser = Browser(create_app(Settings.from_env(settings_env), tx=tx))
+        assert browser.get(link).status_code == 200
+        assert browser.post("/console/sign-in/link", {"token": _token_of(link)}).status_code == 303
+        assert browser.get("/console").status_code == 200

@@ -13,7 +13,14 @@ from dps_common.settings import SettingsError
 from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
 from dps_console.domain.keys import ConsoleKeys
 from dps_console.domain.lifetimes import (
-    LINK_LIFETIME, LinkState, SessionState, SessionTimes, link_state, session_expiry, session_state, window_start,
+    LINK_LIFETIME,
+    LinkState,
+    SessionState,
+    SessionTimes,
+    link_state,
+    session_expiry,
+    session_state,
+    window_start,
 )
 from dps_console.domain.people import Person
 from dps_console.domain.problems import Problem

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import smtplib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,7 +84,11 @@ class EmailLinks:
         with self._tx() as session:
             session.add(SignInLink(token_hash=token_hash(token), email=email, created_at=now,
                                    expires_at=now + LINK_LIFETIME))
-        self._mailer.send(email, "Your sign-in link", _mail_body(self.link_url(token)))
+        try:
+            self._mailer.send(email, "Your sign-in link", _mail_body(self.link_url(token)))
+        except (smtplib.SMTPException, OSError) as exc:  # the answer stays the same: it says nothing of the email
+            log.error("sign-in mail not sent", extra={"error": type(exc).__name__})
+            return LinkRequest.ACCEPTED
         log.info("sign-in link sent")
         return LinkRequest.ACCEPTED
 

@@ -1,0 +1,101 @@
+"""The billing integration: the connection's status, Connect (the connector's start URL, back to
+this page with ``?billing=connected`` or ``?billing=error&code=...``), Disconnect (after a
+confirmation page), and the recent pushes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from dps_console.context import AppContext
+from dps_console.resources.web import ROOT, Cookies, Renderer, redirect, signed_in
+from dps_console.services.backends import ServiceRefused
+
+RESULT_CODES = {
+    "access_denied": "The installation was cancelled on the billing platform.",
+    "invalid_state": "The connect link expired or was used already. Connect again.",
+}
+
+
+class Billing:
+    def __init__(self, ctx: AppContext, renderer: Renderer):
+        self._ctx = ctx
+        self._renderer = renderer
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        session = signed_in(req)
+        connection: dict[str, Any] | None
+        try:
+            connection = self._ctx.backends.billing.call("GET", "/billing-connection", session.credential)
+        except ServiceRefused as refused:
+            if refused.problem.status != 404:
+                raise
+            connection = None
+        result, code = req.get_param("billing"), req.get_param("code") or ""
+        message = None
+        if result == "connected":
+            message = "The billing platform is connected."
+        elif result == "error":
+            message = "Connecting failed: " + RESULT_CODES.get(code, f"the billing platform answered “{code[:80]}”.")
+        self._renderer.render(req, resp, "billing.html", section="billing", connection=connection,
+                              result=result, result_message=message)
+
+
+class Connect:
+    def __init__(self, ctx: AppContext):
+        self._ctx = ctx
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        session = signed_in(req)
+        answer = self._ctx.backends.billing.call(
+            "POST", "/billing-connection/authorize", session.credential,
+            json={"returnUrl": self._ctx.settings.public_url + "/billing"},
+        )
+        start = answer.get("startUrl") or answer.get("authorizeUrl")
+        if not isinstance(start, str) or not start.startswith(("https://", "http://")):
+            raise falcon.HTTPBadGateway(title="The billing connector gave no address to connect at.")
+        raise redirect(start)
+
+
+class Disconnect:
+    def __init__(self, ctx: AppContext, renderer: Renderer):
+        self._ctx = ctx
+        self._renderer = renderer
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        signed_in(req)
+        self._renderer.render(
+            req, resp, "confirm.html", section="billing", title="Disconnect the billing platform?",
+            explanation="Approved quotes are no longer pushed. You can connect again later.",
+            action=ROOT + "/billing/disconnect", button="Disconnect", cancel=ROOT + "/billing",
+        )
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        session = signed_in(req)
+        self._ctx.backends.billing.call("DELETE", "/billing-connection", session.credential)
+        self._ctx.sessions.note(session, "The billing platform is disconnected.")
+        raise redirect(ROOT + "/billing")
+
+
+class Pushes:
+    def __init__(self, ctx: AppContext, renderer: Renderer):
+        self._ctx = ctx
+        self._renderer = renderer
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        session = signed_in(req)
+        params = {"limit": "50"}
+        if req.get_param("cursor"):
+            params["cursor"] = req.get_param("cursor") or ""
+        answer = self._ctx.backends.billing.call("GET", "/billing-pushes", session.credential, params=params)
+        self._renderer.render(req, resp, "pushes.html", section="pushes" if not session.person.is_admin else "billing",
+                              pushes=answer.get("billingPushes", []), next_cursor=answer.get("nextCursor"))
+
+
+def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,
+             cookies: Cookies) -> None:
+    app.add_route(ROOT + "/billing", Billing(ctx, renderer))
+    app.add_route(ROOT + "/billing/connect", Connect(ctx))
+    app.add_route(ROOT + "/billing/disconnect", Disconnect(ctx, renderer))
+    app.add_route(ROOT + "/billing/pushes", Pushes(ctx, renderer))

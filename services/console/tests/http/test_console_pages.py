@@ -1,0 +1,202 @@
+"""The console's pages against the real api, dispatcher and connector: API keys (issue with the
+secret shown once, rotate, revoke, each destructive action confirmed), the team's API-key access,
+who sees what (view only: a message; forged POSTs refused by the services and shown), another
+organization's ids answered 404, the services' field errors beside the fields, webhooks and the
+billing integration."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+
+from dps_console.app import create_app
+from dps_console.settings import Settings
+
+from console_helpers import Browser
+
+
+@pytest.fixture
+def pages(services_env, tx):
+    return create_app(Settings.from_env(services_env), tx=tx)
+
+
+@pytest.fixture
+def whoami(api_origin, tls_files):
+    def call(key: str) -> requests.Response:
+        return requests.get(api_origin + "/external/v1/whoami", headers={"x-api-key": key}, verify=tls_files["ca"])
+
+    return call
+
+
+def _secret(page_text: str) -> str:
+    found = re.search(r'id="secret" type="text" readonly value="([^"]+)"', page_text)
+    assert found, page_text
+    return found.group(1)
+
+
+def _key_id(list_text: str, name: str) -> str:
+    row = next(r for r in list_text.split("<tr>") if f">{name}</th>" in r)
+    found = re.search(r"/console/api-keys/([A-Za-z0-9_-]+)/rotate", row)
+    assert found, row
+    return found.group(1)
+
+
+def test_an_admin_issues_a_key_for_a_user_sees_the_secret_once_then_rotates_and_revokes_it(pages, mailbox, org, whoami):
+    admin = Browser(pages)
+    admin.sign_in(mailbox, org.admin.email)
+    form = admin.get("/console/api-keys/new")
+    assert form.status_code == 200
+    assert org.user.user_id in form.text  # the acting user is chosen among the team
+
+    issued = admin.post("/console/api-keys/new", {"name": "CRM sync", "role": "user", "userId": org.user.user_id})
+    assert issued.status_code == 201, issued.text
+    secret = _secret(issued.text)
+    assert secret.startswith("dps_") and 'class="copy"' in issued.text
+    assert whoami(secret).status_code == 200
+
+    listed = admin.get("/console/api-keys")
+    assert "CRM sync" in listed.text and secret not in listed.text
+    assert secret.rsplit("_", 1)[0] in listed.text  # the prefix dps_<keyid>
+    key_id = _key_id(listed.text, "CRM sync")
+
+    confirm = admin.get(f"/console/api-keys/{key_id}/rotate?name=CRM%20sync")
+    assert confirm.status_code == 200 and "Rotate the API key “CRM sync”?" in confirm.text
+    rotated = admin.post(f"/console/api-keys/{key_id}/rotate")
+    assert rotated.status_code == 200
+    new_secret = _secret(rotated.text)
+    assert new_secret != secret
+    assert whoami(secret).status_code == 401 and whoami(new_secret).status_code == 200
+
+    admin.get(f"/console/api-keys/{key_id}/revoke?name=CRM%20sync")
+    revoked = admin.post(f"/console/api-keys/{key_id}/revoke")
+    assert revoked.status_code == 303 and revoked.headers["location"] == "/console/api-keys"
+    after = admin.get("/console/api-keys")
+    assert "is revoked" in after.text and 'role="status"' in after.text
+    assert whoami(new_secret).status_code == 401
+    assert "is revoked" not in admin.get("/console/api-keys").text  # the notice is shown once
+
+
+def test_a_view_only_person_sees_no_keys_and_their_forged_post_is_refused_by_the_api(pages, mailbox, org):
+    viewer = Browser(pages)
+    viewer.sign_in(mailbox, org.viewer.email)
+    home = viewer.get("/console")
+    assert "view only" in home.text and 'href="/console/api-keys"' not in home.text
+    keys = viewer.get("/console/api-keys")
+    assert keys.status_code == 200
+    assert "You do not manage API keys" in keys.text and "<table" not in keys.text
+
+    forged = viewer.post("/console/api-keys/new", {"name": "mine", "role": "view only"})
+    assert forged.status_code == 403
+    assert '<div class="problem" role="alert">' in forged.text  # the api's answer, shown on the form
+
+
+def test_access_granted_by_an_admin_lets_a_user_manage_own_keys_no_higher_than_their_role(pages, mailbox, org):
+    admin = Browser(pages)
+    admin.sign_in(mailbox, org.admin.email)
+    team = admin.get("/console/team")
+    assert team.status_code == 200 and org.user.email in team.text
+    granted = admin.post(f"/console/team/{org.user.user_id}/api-key-access", {"granted": "true"})
+    assert granted.status_code == 303
+    assert "now has API-key access" in admin.get("/console/team").text
+
+    user = Browser(pages)
+    user.sign_in(mailbox, org.user.email)
+    assert 'href="/console/api-keys"' in user.get("/console").text
+    form = user.get("/console/api-keys/new")
+    assert 'value="admin"' not in form.text  # not offered
+    too_high = user.post("/console/api-keys/new", {"name": "sneaky", "role": "admin"})
+    assert too_high.status_code == 403
+    assert 'id="role-errors"' in too_high.text and 'aria-invalid="true"' in too_high.text
+    own = user.post("/console/api-keys/new", {"name": "my script", "role": "user"})
+    assert own.status_code == 201
+    assert "my script" in user.get("/console/api-keys").text
+
+    admin.get(f"/console/team/{org.user.user_id}/api-key-access?name=User")
+    withdrawn = admin.post(f"/console/team/{org.user.user_id}/api-key-access", {"granted": "false"})
+    assert withdrawn.status_code == 303
+    # the user's console credential ended with the access: their next page asks them to sign in again
+    again = user.get("/console/api-keys")
+    assert again.status_code == 303 and again.headers["location"] == "/console/sign-in?ended=1"
+
+
+def test_a_user_without_access_is_refused_the_team_by_the_api(pages, mailbox, org):
+    someone = org.member("user", "plain-user@console-co.example")
+    user = Browser(pages)
+    user.sign_in(mailbox, someone.email)
+    refused = user.get("/console/team")
+    assert refused.status_code == 403 and "refused" in refused.text
+
+
+def test_another_organizations_ids_are_not_found(pages, mailbox, org, other_org):
+    other_admin = Browser(pages)
+    other_admin.sign_in(mailbox, other_org.admin.email)
+    other_admin.get(f"/console/api-keys/{org.admin.key_row_id}/revoke")
+    revoke = other_admin.post(f"/console/api-keys/{org.admin.key_row_id}/revoke")
+    assert revoke.status_code == 404 and "Page not found" in revoke.text
+    assert other_admin.get("/console/webhooks/01a21390-1e93-7d46-97d4-cba121e02c6b").status_code == 404
+    assert other_admin.get("/console/webhooks/..%2F..%2Fapi-keys").status_code == 404
+
+
+def test_webhook_endpoints_from_creation_to_deletion(pages, mailbox, org):
+    admin = Browser(pages)
+    admin.sign_in(mailbox, org.admin.email)
+    form = admin.get("/console/webhooks/new")
+    assert form.status_code == 200 and 'value="quote.approved"' in form.text
+
+    wrong = admin.post("/console/webhooks/new", [("url", "ftp://nowhere"), ("eventTypes", "quote.approved")])
+    assert wrong.status_code == 400
+    assert 'id="url-errors"' in wrong.text and 'value="ftp://nowhere"' in wrong.text
+
+    created = admin.post("/console/webhooks/new", [("url", "https://127.0.0.1:9/hooks"), ("description", "CRM"),
+                                                   ("eventTypes", "quote.approved")])
+    assert created.status_code == 201, created.text
+    assert _secret(created.text).startswith("whsec_")
+    endpoint_id = re.search(r'href="/console/webhooks/([0-9a-f-]{36})"', created.text).group(1)
+
+    listed = admin.get("/console/webhooks")
+    assert "https://127.0.0.1:9/hooks" in listed.text and "ACTIVE" in listed.text
+    assert admin.post(f"/console/webhooks/{endpoint_id}/pause").status_code == 303
+    assert "PAUSED" in admin.get(f"/console/webhooks/{endpoint_id}").text
+    assert admin.post(f"/console/webhooks/{endpoint_id}/resume").status_code == 303
+    page = admin.get(f"/console/webhooks/{endpoint_id}")
+    assert "ACTIVE" in page.text and "The endpoint is resumed." in page.text
+
+    edit = admin.get(f"/console/webhooks/{endpoint_id}/edit")
+    assert 'value="quote.approved" checked' in edit.text
+    saved = admin.post(f"/console/webhooks/{endpoint_id}/edit", [("url", "https://127.0.0.1:9/hooks2"), ("description", "CRM 2")])
+    assert saved.status_code == 303
+    assert "every event type" in admin.get(f"/console/webhooks/{endpoint_id}").text
+
+    assert admin.post(f"/console/webhooks/{endpoint_id}/test").status_code == 303
+    log = admin.get(f"/console/webhooks/{endpoint_id}/deliveries")
+    assert log.status_code == 200 and "(test)" in log.text
+    assert "No deliveries with status SUCCESS" in admin.get(f"/console/webhooks/{endpoint_id}/deliveries?status=SUCCESS").text
+    delivery_id = re.search(rf"/console/webhooks/{endpoint_id}/deliveries/([0-9a-f-]{{36}})", log.text).group(1)
+    delivery = admin.get(f"/console/webhooks/{endpoint_id}/deliveries/{delivery_id}")
+    assert delivery.status_code == 200 and "Attempts" in delivery.text
+
+    admin.get(f"/console/webhooks/{endpoint_id}/rotate-secret")
+    rotated = admin.post(f"/console/webhooks/{endpoint_id}/rotate-secret")
+    assert rotated.status_code == 200 and _secret(rotated.text).startswith("whsec_")
+
+    confirm = admin.get(f"/console/webhooks/{endpoint_id}/delete")
+    assert "cannot be undone" in confirm.text
+    assert admin.post(f"/console/webhooks/{endpoint_id}/delete").status_code == 303
+    catalogue = admin.get("/console/webhooks/event-types")
+    assert catalogue.status_code == 200 and "quote.approved" in catalogue.text and "Example" in catalogue.text
+
+
+def test_the_billing_integration_connects_through_the_connector_and_lists_pushes(pages, mailbox, org, billing_origin):
+    admin = Browser(pages)
+    admin.sign_in(mailbox, org.admin.email)
+    status = admin.get("/console/billing")
+    assert status.status_code == 200 and "not connected" in status.text
+    connect = admin.post("/console/billing/connect")
+    assert connect.status_code == 303
+    assert connect.headers["location"].startswith(billing_origin)
+    back = admin.get("/console/billing?billing=error&code=access_denied")
+    assert "installation was cancelled" in back.text
+    pushes = admin.get("/console/billing/pushes")
+    assert pushes.status_code == 200 and "No pushes yet." in pushes.text

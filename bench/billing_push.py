@@ -67,17 +67,6 @@ class Measured:
         return sum(self.calls.values())
 
 
-def peak_in_window(arrivals: list[float], window: float = 1.0) -> int:
-    """The most arrivals in any window (t - window, t], as the stand-in's limiter counts."""
-    arrivals = sorted(arrivals)
-    best, start = 0, 0
-    for end, at in enumerate(arrivals):
-        while arrivals[start] <= at - window:
-            start += 1
-        best = max(best, end - start + 1)
-    return best
-
-
 def margin_ms(arrivals: list[float], limit: int, window: float = 1.0) -> float:
     """How close the calls came to the limit: the shortest time in which ``limit + 1`` of them arrived,
     minus ``window``, in ms. Evenly paced at r per second it is (limit / r - window); under 0, some window

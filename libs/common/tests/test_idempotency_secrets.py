@@ -18,7 +18,7 @@ import pytest
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 from pydantic import BaseModel
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, inspect, select, text
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
@@ -171,3 +171,28 @@ def test_redacted_leaves_out_what_it_cannot_read():
     assert without_id["secret"] is None and without_id[NOTICE_FIELD]["renewal"] == renewal
     no_renewal = orjson.loads(redacted(b'{"secret": "s3cr3t"}', fields, "") or b"")
     assert no_renewal[NOTICE_FIELD]["renewal"] is None and "s3cr3t" not in no_renewal[NOTICE_FIELD]["detail"]
+
+
+def test_scoping_by_client_deletes_the_answers_kept_before_secrets_included():
+    """The migration to per-client keys: the rows kept before (their client unknown, and an answer
+    with a secret kept in plaintext) are deleted, and the primary key takes the client."""
+    with fresh_database("dps_idempotency_scope") as url, migrated(url, create_idempotency_keys):
+        engine = create_engine(sqlalchemy_url(url))
+        try:
+            with engine.begin() as connection:
+                connection.execute(
+                    text(
+                        "INSERT INTO idempotency_keys (organization_id, key, claim_id, request_method, request_path, "
+                        "request_fingerprint, created_at, expires_at, response_status, response_body) VALUES "
+                        "(gen_random_uuid(), 'k', gen_random_uuid(), 'POST', '/webhook-configs', 'f', now(), "
+                        "now() + interval '1 day', 201, convert_to('{\"secret\": \"whsec_old\"}', 'UTF8'))"
+                    )
+                )
+            with engine.begin() as connection:
+                scope_idempotency_keys_by_client(Operations(MigrationContext.configure(connection)))
+            with engine.connect() as connection:
+                assert connection.execute(text("SELECT count(*) FROM idempotency_keys")).scalar_one() == 0
+            primary_key = inspect(engine).get_pk_constraint("idempotency_keys")
+            assert primary_key["constrained_columns"] == ["organization_id", "client_key_id", "key"]
+        finally:
+            engine.dispose()

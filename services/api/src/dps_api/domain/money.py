@@ -7,6 +7,7 @@ intermediate products are never rounded; only line amounts and totals are (see `
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal, localcontext
+from functools import lru_cache
 
 from iso4217 import Currency
 
@@ -21,10 +22,17 @@ class UnsupportedCurrency(ValueError):
     """Not an ISO 4217 currency with minor units (unknown codes, funds, precious metals, XXX)."""
 
 
+@lru_cache(maxsize=512)
+def _iso_exponent(code: str) -> int | None:
+    """ISO 4217's exponent of ``code`` (ValueError for an unknown code, which is not cached). A
+    quote's rendering asks for it several times per line."""
+    return Currency(code).exponent
+
+
 def currency_exponent(code: str) -> int:
     """Number of minor-unit digits of ``code``: JPY 0, USD 2, KWD 3."""
     try:
-        exponent = Currency(code).exponent
+        exponent = _iso_exponent(code)
     except ValueError:
         raise UnsupportedCurrency(f"{code!r} is not an ISO 4217 currency code.") from None
     if exponent is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Annotated, Any
@@ -190,8 +191,25 @@ def render_line(line: QuoteLineView, currency: str) -> dict[str, Any]:
     }
 
 
+# The last quote rendered in this thread (a greenlet under gevent's patching): a write use case renders
+# its view for the event, and the resource renders the same view object for the response.
+_last = threading.local()
+
+
 def render_quote(quote: QuoteView) -> dict[str, Any]:
-    """A ``PricingQuote``, or a ``QuoteSummary`` for a quote read without its lines (list items)."""
+    """A ``PricingQuote``, or a ``QuoteSummary`` for a quote read without its lines (list items).
+
+    Rendering the same view object twice in a row in one thread returns the same dict (a view is
+    immutable); callers must not change it."""
+    last = getattr(_last, "rendered", None)
+    if last is not None and last[0] is quote:
+        return last[1]
+    rendered = _render_quote(quote)
+    _last.rendered = (quote, rendered)
+    return rendered
+
+
+def _render_quote(quote: QuoteView) -> dict[str, Any]:
     currency = quote.currency
     totals = quote.totals
     view: dict[str, Any] = {

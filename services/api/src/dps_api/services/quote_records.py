@@ -6,10 +6,12 @@ Shared by the quote, quote-line and quote-approval use cases. Nothing here commi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select
@@ -29,11 +31,46 @@ from dps_common.errors import (
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.pricing import LineTerms, PricedLine, QuoteTotals, Tier, price_line, quote_totals
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
-from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
+from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
 
 REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
+
+
+@dataclass(slots=True)
+class NewLine:
+    """A line about to be inserted (``quote_lines.insert_lines``): the columns of ``QuoteLine``, as a
+    plain object. Hundreds of ORM instances cost more to build than to price and insert."""
+
+    id: UUID
+    quote_id: UUID
+    organization_id: UUID
+    position: int
+    product_id: UUID
+    product_version: int
+    product_spec_id: str
+    product_name: str
+    product_short_name: str | None
+    custom_name: str | None
+    price_model: PriceModel
+    price_frequency: PriceFrequency
+    locked: bool
+    catalog_unit_price: Decimal
+    tiers: list[dict[str, Any]]
+    price_basis: PriceBasis
+    quantity: Decimal
+    list_unit_price: Decimal
+    net_unit_price: Decimal
+    discount_percent: Decimal
+    amount_per_billing_period: Decimal | None
+    one_time_amount: Decimal | None
+    created_at: datetime
+    updated_at: datetime
+
+
+# a stored line or one about to be
+LineRecord = QuoteLine | NewLine
 
 
 @contextmanager
@@ -71,15 +108,17 @@ def begin_edit(session: Session, principal: Principal, quote_id: UUID) -> Quote:
     return quote
 
 
-def finish_edit(session: Session, quote: Quote, lines: list[QuoteLine], now: datetime) -> QuoteView:
+def finish_edit(session: Session, quote: Quote, lines: Sequence[LineRecord], now: datetime) -> QuoteView:
     """Totals, status and events after an edit: an APPROVED or REJECTED quote goes back to DRAFT
-    (``quote.reopened`` follows ``quote.updated``), since what was decided on no longer exists."""
+    (``quote.reopened`` follows ``quote.updated``), since what was decided on no longer exists.
+    ``lines``: all the quote's lines, as they are now (the view is made from them, not read again)."""
     reopened = quote.status in REOPENED_BY_EDIT
     if reopened:
         quote.status = QuoteStatus.DRAFT
     quote.updated_at = now
     refresh_totals(quote, lines)
-    view = full_view(session, quote)
+    session.flush()
+    view = quote_view(quote, lines)
     data = render_quote(view)
     record_event(session, "quote.updated", quote.organization_id, data, now)
     if reopened:
@@ -101,13 +140,13 @@ def quote_lines(session: Session, quote: Quote) -> list[QuoteLine]:
     return list(session.scalars(stmt.order_by(QuoteLine.position, QuoteLine.id)))
 
 
-def tiers_of(line: QuoteLine) -> tuple[Tier, ...]:
+def tiers_of(line: LineRecord) -> tuple[Tier, ...]:
     return tuple(
         Tier(None if t["upTo"] is None else Decimal(t["upTo"]), Decimal(t["unitPrice"])) for t in line.tiers
     )
 
 
-def line_terms(line: QuoteLine) -> LineTerms:
+def line_terms(line: LineRecord) -> LineTerms:
     """The stored line as pricing input: its pinned prices and the negotiated side of its price."""
     return LineTerms(
         price_model=line.price_model,
@@ -121,7 +160,7 @@ def line_terms(line: QuoteLine) -> LineTerms:
     )
 
 
-def apply_pricing(line: QuoteLine, priced: PricedLine) -> None:
+def apply_pricing(line: LineRecord, priced: PricedLine) -> None:
     line.list_unit_price = priced.list_unit_price
     line.net_unit_price = priced.net_unit_price
     line.discount_percent = priced.discount_percent
@@ -129,11 +168,17 @@ def apply_pricing(line: QuoteLine, priced: PricedLine) -> None:
     line.one_time_amount = priced.one_time_amount
 
 
-def refresh_totals(quote: Quote, lines: list[QuoteLine]) -> list[PricedLine]:
+def refresh_totals(quote: Quote, lines: Sequence[LineRecord]) -> list[PricedLine]:
     """Re-price every line from its stored terms and store the quote's totals."""
     priced = [price_line(line_terms(line), quote.billing_frequency, quote.currency) for line in lines]
     for line, result in zip(lines, priced):
         apply_pricing(line, result)
+    store_totals(quote, priced)
+    return priced
+
+
+def store_totals(quote: Quote, priced: Sequence[PricedLine]) -> None:
+    """The quote's totals and line count from its priced lines (one per line)."""
     totals = quote_totals(priced, quote.billing_frequency, quote.subscription_term_months, quote.currency)
     quote.recurring_per_billing_period = totals.recurring_per_billing_period
     quote.one_time = totals.one_time
@@ -141,11 +186,10 @@ def refresh_totals(quote: Quote, lines: list[QuoteLine]) -> list[PricedLine]:
     quote.list_total_contract_value = totals.list_total_contract_value
     quote.max_discount_percent = totals.max_discount_percent
     quote.locked_below_list = totals.locked_below_list
-    quote.line_count = len(lines)
-    return priced
+    quote.line_count = len(priced)
 
 
-def line_view(line: QuoteLine) -> QuoteLineView:
+def line_view(line: LineRecord) -> QuoteLineView:
     return QuoteLineView(
         id=line.id,
         position=line.position,
@@ -167,8 +211,12 @@ def line_view(line: QuoteLine) -> QuoteLineView:
     )
 
 
-def quote_view(quote: Quote, lines: list[QuoteLine] | None) -> QuoteView:
+def quote_view(quote: Quote, lines: Sequence[LineRecord] | None) -> QuoteView:
     """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
+    return _view(quote, None if lines is None else tuple(line_view(line) for line in lines))
+
+
+def _view(quote: Quote, lines: tuple[QuoteLineView, ...] | None) -> QuoteView:
     return QuoteView(
         id=quote.id,
         organization_id=quote.organization_id,
@@ -194,11 +242,26 @@ def quote_view(quote: Quote, lines: list[QuoteLine] | None) -> QuoteView:
         line_count=quote.line_count,
         created_at=quote.created_at,
         updated_at=quote.updated_at,
-        lines=None if lines is None else tuple(line_view(line) for line in lines),
+        lines=lines,
     )
 
 
 def full_view(session: Session, quote: Quote) -> QuoteView:
-    """The quote with its lines, after pending changes are flushed."""
+    """The quote with its lines as stored, after pending changes are flushed. The lines are read
+    straight into views (no ORM objects): the caller must not hold line objects with changes it has
+    not flushed, and gets what the table holds."""
     session.flush()
-    return quote_view(quote, quote_lines(session, quote))
+    return _view(quote, stored_line_views(session, quote))
+
+
+# the columns of a QuoteLineView, in its order
+_LINE_VIEW_COLUMNS = [getattr(QuoteLine, name) for name in QuoteLineView.__dataclass_fields__]
+
+
+def stored_line_views(session: Session, quote: Quote) -> tuple[QuoteLineView, ...]:
+    """The quote's lines in order, one query, no ORM objects."""
+    stmt = select(*_LINE_VIEW_COLUMNS).where(
+        QuoteLine.quote_id == quote.id, QuoteLine.organization_id == quote.organization_id
+    )
+    rows = session.execute(stmt.order_by(QuoteLine.position, QuoteLine.id))
+    return tuple(QuoteLineView(*row) for row in rows)

@@ -15,7 +15,7 @@ from dps_common.db import Transactions
 
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.domain.quote_views import snapshot
-from dps_api.services.quote_records import find_quote, quote_lines, quote_view
+from dps_api.services.quote_records import find_quote, full_view
 
 
 class QuoteSnapshotService:
@@ -33,4 +33,4 @@ class QuoteSnapshotService:
                         Opportunity.id == quote.opportunity_id, Opportunity.organization_id == organization_id
                     )
                 )
-            return snapshot(quote_view(quote, quote_lines(session, quote)), crm_id)
+            return snapshot(full_view(session, quote), crm_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -20,19 +20,19 @@ from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
-from dps_api.db.models.quotes import Quote
+from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.money import is_supported_currency
 from dps_api.domain.quote_commands import CreateQuote, UpdateQuote
 from dps_api.domain.quote_views import QuoteView
 from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.catalog_lookup import (
+    CatalogPrices,
     PinnedPricebook,
     pin_pricebook,
-    price_product,
 )
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_lines import copy_catalog_prices, new_line
+from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
 from dps_api.services.quote_records import (
     begin_edit,
     check_owner,
@@ -42,7 +42,7 @@ from dps_api.services.quote_records import (
     naming_field,
     quote_lines,
     quote_view,
-    refresh_totals,
+    store_totals,
 )
 
 
@@ -113,8 +113,7 @@ class QuoteService:
 
     def get(self, principal: Principal, quote_id: UUID) -> QuoteView:
         with self._tx.read() as session:
-            quote = find_quote(session, principal.organization_id, quote_id)
-            return quote_view(quote, quote_lines(session, quote))
+            return full_view(session, find_quote(session, principal.organization_id, quote_id))
 
     def create(self, principal: Principal, wanted: CreateQuote) -> QuoteView:
         _check_dates(wanted.start_date, wanted.end_date)
@@ -156,15 +155,14 @@ class QuoteService:
                 updated_at=now,
             )
             # priced before the quote joins the session: the catalog queries must not flush it half-made
-            lines = [
-                new_line(session, principal, quote, pricebook, line, i + 1, f"lines[{i}]", now)
-                for i, line in enumerate(wanted.lines)
-            ]
-            refresh_totals(quote, lines)
+            lines, priced = new_lines(
+                session, principal, quote, pricebook, wanted.lines, 1, lambda i: f"lines[{i}]", now
+            )
+            store_totals(quote, priced)  # lines just priced re-price to the same (refresh_totals)
             session.add(quote)
             session.flush()  # the quote row before its lines (no ORM relationship orders them)
-            session.add_all(lines)
-            view = full_view(session, quote)
+            insert_lines(session, lines)
+            view = quote_view(quote, lines)
             record_event(session, "quote.created", org_id, render_quote(view), now)
             return view
 
@@ -185,8 +183,10 @@ class QuoteService:
                 quote.pricebook_id = pricebook.id if pricebook else None
                 quote.pricebook_version = pricebook.version if pricebook else None
                 field = "pricebookId" if "pricebook_id" in changes else "currency"
-                self._reprice(session, quote, pricebook, field, now)
-            return finish_edit(session, quote, quote_lines(session, quote), now)
+                lines = self._reprice(session, quote, pricebook, field, now)
+            else:
+                lines = quote_lines(session, quote)
+            return finish_edit(session, quote, lines, now)
 
     @staticmethod
     def _check_header(session: Session, principal: Principal, quote: Quote, changes: dict[str, Any]) -> None:
@@ -223,20 +223,24 @@ class QuoteService:
         )
 
     @staticmethod
-    def _reprice(session: Session, quote: Quote, pricebook: PinnedPricebook | None, field: str, now: datetime) -> None:
+    def _reprice(
+        session: Session, quote: Quote, pricebook: PinnedPricebook | None, field: str, now: datetime
+    ) -> Sequence[QuoteLine]:
         """Each line takes its pinned product version's price in the new currency / pricebook and keeps
-        its discount percent (a net price in another currency or pricebook has no meaning)."""
-        for line in quote_lines(session, quote):
+        its discount percent (a net price in another currency or pricebook has no meaning). Returns
+        the quote's lines; the catalog is read in one query per table."""
+        lines = quote_lines(session, quote)
+        prices = CatalogPrices.load(
+            session,
+            quote.organization_id,
+            [(line.product_id, line.product_version) for line in lines],
+            quote.currency,
+            pricebook=pricebook,
+        )
+        for line in lines:
             with naming_field(field):
-                product = price_product(
-                    session,
-                    quote.organization_id,
-                    line.product_id,
-                    quote.currency,
-                    pricebook=pricebook,
-                    version=line.product_version,
-                )
+                product = prices.price(line.product_id, line.product_version)
             copy_catalog_prices(line, product)
             line.price_basis = PriceBasis.DISCOUNT
             line.updated_at = now
-
+        return lines

@@ -1,0 +1,31 @@
+"""The console's operations (``/api-keys``, ``/people``) run property-based with an admin's console
+credential, the only kind that gets past their scope: no server error, every answer as documented.
+(The whole-API run uses an integration key, which these operations refuse with 403.)"""
+
+import dataclasses
+
+import pytest
+import schemathesis
+
+from dps_common.testing.openapi_checks import bounded_run, conforms
+
+from console_helpers import TOKEN, sign_in
+
+schema = schemathesis.pytest.from_fixture("console_schema").include(tag=["API keys", "Team"])
+
+
+@pytest.fixture(scope="module")
+def settings(settings):
+    return dataclasses.replace(settings, console_api_token=TOKEN)
+
+
+@pytest.fixture
+def console_schema(app):
+    return schemathesis.openapi.from_wsgi("/external/v1/openapi.json", app)
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@bounded_run
+def test_console_operations_conform_to_the_document(case, client, org):
+    conforms(case, sign_in(client, "admin@acme-corp.example").credential)

@@ -87,9 +87,10 @@ def test_a_key_is_shown_once_works_rotates_and_revokes(org_id, user_id, api, cap
 
     listed, _ = run_json(capsys, "keys", "list", "--org", org_id)
     (row,) = listed["keys"]
-    assert (row["id"], row["name"], row["role"], row["userId"], row["prefix"], row["status"]) == (
-        issued["id"], "CRM sync", "user", user_id, issued["prefix"], "active"
+    assert (row["id"], row["name"], row["role"], row["userId"], row["prefix"], row["status"], row["kind"]) == (
+        issued["id"], "CRM sync", "user", user_id, issued["prefix"], "active", "integration"
     )
+    assert row["expiresAt"] is None
     assert row["createdAt"] and row["lastUsedAt"]  # the app recorded the use
     # the secret is what follows the prefix (it may itself contain "_")
     assert "key" not in row and issued["key"].removeprefix(issued["prefix"] + "_") not in json.dumps(listed)

@@ -55,4 +55,4 @@ def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None
 
 def keys_list(args: Namespace, identity: IdentityService, out: Output) -> None:
     keys = [render.api_key(k) for k in identity.list_keys(args.org)]
-    out.table("keys", keys, ("id", "name", "role", "userId", "prefix", "status", "createdAt", "lastUsedAt"))
+    out.table("keys", keys, ("id", "name", "role", "userId", "prefix", "status", "kind", "createdAt", "lastUsedAt"))

@@ -44,6 +44,8 @@ def api_key(key: ApiKey) -> dict[str, Any]:
         "userId": key.user_id,
         "prefix": f"dps_{key.key_id}",
         "status": key.status,
+        "kind": key.kind,  # integration, or console: a signed-in person's credential (it expires)
+        "expiresAt": key.expires_at,
         "createdAt": key.created_at,
         "lastUsedAt": key.last_used_at,
         "rotatedAt": key.rotated_at,

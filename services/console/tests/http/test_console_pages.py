@@ -217,3 +217,43 @@ def test_each_page_calls_each_service_at_most_once(pages, mailbox, org, api_orig
         assert all(count <= 1 for count in per_service.values()), (path, calls)
         if path in ("/console/team", "/console/webhooks", "/console/billing"):
             assert sum(per_service.values()) == 1, (path, calls)  # the calls are seen
+
+
+def _follow_to_console(browser_http: requests.Session, location: str, form: dict[str, str] | None = None) -> str:
+    """A browser's redirects across the connector and the platform, up to the console's address."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    if form is not None:
+        parts = urlsplit(location)
+        resp = browser_http.post(location.split("?")[0], data={**dict(parse_qsl(parts.query)), **form},
+                                 allow_redirects=False, timeout=10)
+    else:
+        resp = browser_http.get(location, allow_redirects=False, timeout=10)
+    while resp.status_code in (301, 302, 303, 307) and not resp.headers["location"].startswith("http://console.test"):
+        resp = browser_http.get(resp.headers["location"], allow_redirects=False, timeout=10)
+    assert resp.status_code in (302, 303), resp.text[:500]
+    return resp.headers["location"]
+
+
+def test_connecting_the_billing_platform_comes_back_to_the_console_and_disconnects(pages, mailbox, other_org):
+    admin = Browser(pages)
+    admin.sign_in(mailbox, other_org.admin.email)
+    assert "not connected" in admin.get("/console/billing").text
+    start = admin.post("/console/billing/connect").headers["location"]
+
+    browser_http = requests.Session()
+    browser_http.trust_env = False
+    install_page = browser_http.get(start, timeout=10)  # the connector's start URL: to the platform's install page
+    assert install_page.status_code == 200 and "Install" in install_page.text
+    back = _follow_to_console(browser_http, install_page.url, {"decision": "install"})
+    assert back == "http://console.test/console/billing?billing=connected"
+
+    connected = admin.get(back)
+    assert "The billing platform is connected." in connected.text
+    assert "connected</span>" in connected.text and "acct_" in connected.text
+
+    confirm = admin.get("/console/billing/disconnect")
+    assert confirm.status_code == 200 and ">Disconnect</button>" in confirm.text
+    assert admin.post("/console/billing/disconnect").status_code == 303
+    after = admin.get("/console/billing")
+    assert "The billing platform is disconnected." in after.text and "not connected" in after.text

@@ -145,7 +145,8 @@ def test_sign_out_ends_the_session_and_the_api_refuses_its_credential(app, mailb
     whoami = requests.get(api_origin + "/external/v1/whoami", headers={"x-api-key": credential}, verify=tls_files["ca"])
     assert whoami.status_code == 200
 
-    browser.get("/console")
+    home = browser.get("/console")
+    assert credential not in home.text and credential not in old_cookie  # the browser never sees it
     out = browser.post("/console/sign-out")
     assert out.status_code == 303
     assert out.headers["location"] == "/console/sign-in?signed_out=1"

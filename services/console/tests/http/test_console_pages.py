@@ -82,7 +82,7 @@ def test_a_view_only_person_sees_no_keys_and_their_forged_post_is_refused_by_the
     viewer = Browser(pages)
     viewer.sign_in(mailbox, org.viewer.email)
     home = viewer.get("/console")
-    assert "view only" in home.text and 'href="/console/api-keys"' not in home.text
+    assert "your role is view only" in home.text and 'href="/console/api-keys"' not in home.text
     keys = viewer.get("/console/api-keys")
     assert keys.status_code == 200
     assert "You do not manage API keys" in keys.text and "<table" not in keys.text
@@ -125,6 +125,8 @@ def test_a_user_without_access_is_refused_the_team_by_the_api(pages, mailbox, or
     someone = org.member("user", "plain-user@console-co.example")
     user = Browser(pages)
     user.sign_in(mailbox, someone.email)
+    home = user.get("/console")
+    assert "your role is user and you have no API-key access" in home.text
     refused = user.get("/console/team")
     assert refused.status_code == 403 and "refused" in refused.text
 

@@ -178,6 +178,12 @@ def test_webhook_endpoints_from_creation_to_deletion(pages, mailbox, org):
     delivery_id = re.search(rf"/console/webhooks/{endpoint_id}/deliveries/([0-9a-f-]{{36}})", log.text).group(1)
     delivery = admin.get(f"/console/webhooks/{endpoint_id}/deliveries/{delivery_id}")
     assert delivery.status_code == 200 and "Attempts" in delivery.text
+    retried = admin.post(f"/console/webhooks/{endpoint_id}/deliveries/{delivery_id}/retry")
+    assert retried.status_code == 303
+    assert retried.headers["location"].startswith(f"/console/webhooks/{endpoint_id}/deliveries/")
+    assert not retried.headers["location"].endswith(delivery_id)
+    assert "The delivery is sent again." in admin.get(retried.headers["location"]).text
+    assert admin.get(f"/console/webhooks/{endpoint_id}/deliveries").text.count("(test)") == 2
 
     admin.get(f"/console/webhooks/{endpoint_id}/rotate-secret")
     rotated = admin.post(f"/console/webhooks/{endpoint_id}/rotate-secret")

@@ -17,9 +17,9 @@ import psutil
 from dps_common.testing.processes import free_port
 
 REPO = Path(__file__).resolve().parents[3]
-READY_SECONDS = 300  # a first start: initdb, three services' migrations, the seed, eight processes
+READY_SECONDS = 300  # a first start: initdb, four services' migrations, the seed, ten processes
 STOP_SECONDS = 60
-PORTS = ("PORT", "WEBHOOKS_PORT", "BILLING_PORT", "BILLING_STAND_IN_PORT")
+PORTS = ("PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
 
 
 class MakeRun:

@@ -1,15 +1,20 @@
 """``make run`` started as a new user starts it (``make run`` in the repository, the embedded PostgreSQL
-and broker, nothing else): the README's quickstart works against it as written, and it stops cleanly
-however it is asked, leaving no process behind (no PostgreSQL, gunicorn, worker, relay or stand-in)."""
+and broker, nothing else): the README's quickstart works against it as written, the banner's sign-in
+link signs the demo admin in to the console, and it stops cleanly however it is asked, leaving no
+process behind (no PostgreSQL, gunicorn, worker, relay, stand-in or mailbox)."""
 
 from __future__ import annotations
 
+import html
+import http.cookiejar
 import json
 import os
 import re
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 
 import psutil
@@ -76,6 +81,49 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
     assert not (run.run_dir / "admin.env").exists()
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # a test reads the 303 itself
+
+
+def _form_token(page: str) -> str:
+    return re.search(r'<input type="hidden" name="csrf" value="([0-9a-f]+)">', page).group(1)
+
+
+def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
+    """The console answers; the banner's link (mailed by the console, caught by the mailbox) opens the
+    Sign in page, whose POST starts a session in which the API keys page answers; the mailbox page
+    shows the mail; the link works once."""
+    run: MakeRun = make_run()
+    banner = run.wait_ready()
+    console = re.search(r"^   settings console +(http://\S+)/ ", banner, re.MULTILINE).group(1)
+    mailbox = re.search(r"^   mailbox +(http://\S+)/ ", banner, re.MULTILINE).group(1)
+    link = re.search(r"^   sign in as admin +(http://\S+/sign-in/link\?token=\S+)$", banner, re.MULTILINE).group(1)
+    assert link.startswith(console + "/sign-in/link?token=")
+    with urllib.request.urlopen(console + "/healthz", timeout=10) as answer:
+        assert answer.status == 200
+    with urllib.request.urlopen(mailbox + "/", timeout=10) as page:  # the mail, its link among the links
+        assert f'<a href="{html.escape(link)}">' in page.read().decode()
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect)
+    with browser.open(link, timeout=10) as page:  # opening the link uses nothing up
+        form = page.read().decode()
+    assert 'action="/console/sign-in/link"' in form
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["token"][0]
+    sign_in = urllib.request.Request(console + "/sign-in/link", method="POST", data=urllib.parse.urlencode(
+        {"csrf": _form_token(form), "token": token}).encode())
+    with pytest.raises(urllib.error.HTTPError) as redirected:
+        browser.open(sign_in, timeout=30)
+    assert redirected.value.code == 303 and redirected.value.headers["location"].endswith("/console")
+    with browser.open(console + "/api-keys", timeout=30) as keys:
+        assert keys.status == 200
+        assert "<h1>API keys</h1>" in keys.read().decode()
+    with pytest.raises(urllib.error.HTTPError) as used:  # once only
+        urllib.request.urlopen(link, timeout=10)
+    assert used.value.code == 400
+    run.signal_group(signal.SIGINT)
+    run.wait_gone()
+
+
 def _group_sigterm(run: MakeRun) -> None:
     run.signal_group(signal.SIGTERM)
 
@@ -103,8 +151,9 @@ def test_a_stop_leaves_no_process(make_run, stop):
     run.wait_ready()
     started = run.processes()
     names = " ".join(" ".join(p.cmdline()) for p in started)
-    for expected in ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dealpricing-webhooks worker",
-                     "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in"):
+    for expected in ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dps_console.wsgi",
+                     "dealpricing-webhooks worker", "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in",
+                     "dealpricing-dev mailbox"):
         assert expected in names, f"{expected} is not running: {names}"
     stop(run)
     run.wait_gone()
@@ -139,9 +188,10 @@ def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run
 
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     with fresh_database("dps_make_run_api") as api_url, fresh_database("dps_make_run_wh") as webhooks_url, \
-            fresh_database("dps_make_run_bc") as billing_url, fresh_vhost("dps_make_run") as amqp_url:
+            fresh_database("dps_make_run_bc") as billing_url, fresh_database("dps_make_run_co") as console_url, \
+            fresh_vhost("dps_make_run") as amqp_url:
         run: MakeRun = make_run(DATABASE_URL=api_url, WEBHOOKS_DATABASE_URL=webhooks_url, BILLING_DATABASE_URL=billing_url,
-                                AMQP_URL=amqp_url, REDIS_URL=redis_url)
+                                CONSOLE_DATABASE_URL=console_url, AMQP_URL=amqp_url, REDIS_URL=redis_url)
         try:
             banner = run.wait_ready()
             assert "PostgreSQL           DATABASE_URL's server" in banner
@@ -157,7 +207,7 @@ def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run
                     break  # every event of the seed confirmed by the vhost's broker
                 assert time.monotonic() < deadline, f"{unpublished} of {total} events unpublished\n{run.tail()}"
                 time.sleep(0.5)
-            for url in (webhooks_url, billing_url):
+            for url in (webhooks_url, billing_url, console_url):
                 with psycopg.connect(url) as db:
                     assert db.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
         finally:

@@ -3,6 +3,7 @@ lines to paste into another terminal (the README's "Try it" commands use exactly
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from dps_api.seed import DemoSeed
@@ -21,7 +22,16 @@ def exports(config: RunConfig, admin_key: str) -> str:
     )
 
 
-def banner(config: RunConfig, demo: DemoSeed, dbs: Databases) -> str:
+@dataclass(frozen=True)
+class ConsoleSignIn:
+    """The demo admin's sign-in link, or why there is none."""
+
+    email: str
+    link: str | None
+    problem: str = ""
+
+
+def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSignIn) -> str:
     key = demo.admin_key or ""
     run_dir = _shown(config.run_dir)
     loopback = config.environ.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK", "").strip().lower() in ("true", "1")
@@ -34,6 +44,9 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases) -> str:
         f"   billing connector    {config.base('BILLING_PORT')}",
         f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"
         " installs, quotes, webhooks)",
+        f"   settings console     {config.console_url}/   (API keys, team, webhooks, billing integration)",
+        f"   mailbox              {config.origin('MAILBOX_PORT')}/   (every mail the console sent; nothing is delivered)",
+        *_sign_in_lines(config, sign_in),
         f"   organization         {demo.organization_name} ({demo.organization_id})",
         f"   admin API key        {key}",
         "                        (shown once; a new key on every start, earlier ones keep working)",
@@ -56,6 +69,17 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases) -> str:
         RULE,
     ]
     return "\n" + "\n".join(lines) + "\n"
+
+
+def _sign_in_lines(config: RunConfig, sign_in: ConsoleSignIn) -> list[str]:
+    if sign_in.link:
+        return [
+            f"   sign in as admin     {sign_in.link}",
+            f"                        ({sign_in.email}; open it, press Sign in: once, within 15 minutes;"
+            " a new one from the console's sign-in page, then the mailbox)",
+        ]
+    return [f"   sign in as admin     no link ({sign_in.problem}); ask at {config.console_url}/sign-in"
+            f" for {sign_in.email}, then open the mailbox"]
 
 
 def _shown(path: Path) -> str:

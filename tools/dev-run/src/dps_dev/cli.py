@@ -1,5 +1,6 @@
-"""``dealpricing-dev``: ``make run`` (no arguments), and ``dealpricing-dev receiver``, a webhook
-receiver on this machine that prints each delivery it verified."""
+"""``dealpricing-dev``: ``make run`` (no arguments); ``dealpricing-dev receiver``, a webhook receiver
+on this machine that prints each delivery it verified; ``dealpricing-dev mailbox``, the development
+SMTP sink and its page (``make run`` starts it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 from dps_common.settings import SettingsError
 
 from dps_api.seed import SeedError
-from dps_dev import receiver
+from dps_dev import mailbox, receiver
 from dps_dev.config import ConfigError, RunConfig
 from dps_dev.postgres import PostgresFailed
 from dps_dev.runner import run
@@ -28,9 +29,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command")
     receiver.add_parser(commands)
+    mailbox.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "receiver":
         return receiver.main(args)
+    if args.command == "mailbox":
+        return mailbox.main(args)
     signals = StopSignals()
     signals.install()  # before anything starts: a stop at any moment unwinds through the clean-up
     try:

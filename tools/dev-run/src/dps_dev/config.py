@@ -14,9 +14,13 @@ PORTS = {
     "PORT": (8080, "the api"),
     "WEBHOOKS_PORT": (8081, "the webhook dispatcher"),
     "BILLING_PORT": (8082, "the billing connector"),
+    "CONSOLE_PORT": (8083, "the settings console"),
     "BILLING_STAND_IN_PORT": (8090, "the billing platform stand-in"),
+    "MAILBOX_PORT": (8025, "the development mailbox page"),
+    "SMTP_PORT": (1025, "the development SMTP sink"),
 }
 EXTERNAL = "/external/v1"
+CONSOLE_PATH = "/console"
 
 
 class ConfigError(Exception):
@@ -31,6 +35,7 @@ class RunConfig:
     database_url: str  # empty: the embedded PostgreSQL
     webhooks_database_url: str  # empty: a dps_webhooks database beside the api's
     billing_database_url: str  # empty: a dps_billing database beside the api's
+    console_database_url: str  # empty: a dps_console database beside the api's
     amqp_url: str  # kombu's file-system transport in .run/broker unless AMQP_URL is set
     redis_url: str  # empty: each process limits rates on its own
     environ: dict[str, str]
@@ -62,16 +67,27 @@ class RunConfig:
             database_url=env.get("DATABASE_URL", ""),
             webhooks_database_url=env.get("WEBHOOKS_DATABASE_URL", ""),
             billing_database_url=env.get("BILLING_DATABASE_URL", ""),
+            console_database_url=env.get("CONSOLE_DATABASE_URL", ""),
             amqp_url=env.get("AMQP_URL") or f"filesystem://{run_dir / 'broker'}",
             redis_url=env.get("REDIS_URL", ""),
             environ=env,
         )
 
+    @property
+    def connect_host(self) -> str:
+        """The address a client on this machine connects to (loopback when the servers listen on all)."""
+        return "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+
     def origin(self, port_name: str) -> str:
         """Where a browser or curl on this machine reaches the service."""
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = self.connect_host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.ports[port_name]}"
+
+    @property
+    def console_url(self) -> str:
+        """The console's public URL (CONSOLE_PUBLIC_URL; the connector's CONSOLE_URL)."""
+        return self.origin("CONSOLE_PORT") + CONSOLE_PATH
 
     def base(self, port_name: str) -> str:
         return self.origin(port_name) + EXTERNAL

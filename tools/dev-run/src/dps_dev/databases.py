@@ -1,7 +1,8 @@
 """A database per service, as each owns its tables in production: on DATABASE_URL's server (the api
-the URL's own database, the others ``dps_webhooks`` and ``dps_billing`` beside it, or
-WEBHOOKS_DATABASE_URL / BILLING_DATABASE_URL), else on the embedded server (``dps_api``,
-``dps_webhooks``, ``dps_billing``)."""
+the URL's own database, the others ``dps_webhooks``, ``dps_billing`` and ``dps_console`` beside it,
+or WEBHOOKS_DATABASE_URL / BILLING_DATABASE_URL / CONSOLE_DATABASE_URL), else on the embedded server
+(``dps_api``, ``dps_webhooks``, ``dps_billing``, ``dps_console``). Each is created when missing, on
+every start: a ``.run`` made before a service existed gets its database then."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ class Databases:
     api: str
     webhooks: str
     billing: str
+    console: str
     description: str
     embedded: bool
 
 
 @contextmanager
 def databases(config: RunConfig) -> Iterator[Databases]:
-    """The three databases, created where missing; the embedded server runs until the block ends."""
+    """The four databases, created where missing; the embedded server runs until the block ends."""
     if config.database_url:
         yield _beside(config, config.database_url, "DATABASE_URL's server", embedded=False)
         return
@@ -42,6 +44,7 @@ def _beside(config: RunConfig, api_url: str, description: str, *, embedded: bool
         api=api_url,
         webhooks=config.webhooks_database_url or sibling_database(api_url, "dps_webhooks"),
         billing=config.billing_database_url or sibling_database(api_url, "dps_billing"),
+        console=config.console_database_url or sibling_database(api_url, "dps_console"),
         description=description,
         embedded=embedded,
     )

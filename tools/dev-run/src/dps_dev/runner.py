@@ -1,4 +1,5 @@
-"""``make run``: secrets, databases, migrations, the demo seed, then every process until a stop.
+"""``make run``: secrets, databases, migrations, the demo seed, then every process until a stop; once
+all answer, the banner (with a sign-in link the console mailed to the demo admin).
 
 Order of the way out, however it is asked for (``signals``): the services (SIGTERM, newest first,
 SIGKILL after a bound), then the embedded PostgreSQL. Nothing is left running."""
@@ -9,11 +10,13 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from dps_api.seed import seed_and_issue_admin_key
+from dps_api.seed import DemoSeed, seed_and_issue_admin_key
+from dps_api.seed.data import USERS
 from dps_api.settings import Settings as ApiSettings
-from dps_dev.banner import banner
+from dps_dev.banner import ConsoleSignIn, banner
 from dps_dev.config import RunConfig
-from dps_dev.databases import databases
+from dps_dev.console_link import LinkUnavailable, demo_sign_in_link
+from dps_dev.databases import Databases, databases
 from dps_dev.secrets_file import load_secrets, write_env_file
 from dps_dev.signals import StopSignals
 from dps_dev.supervisor import Supervisor
@@ -40,9 +43,19 @@ def run(config: RunConfig, signals: StopSignals) -> int:
             "# make run's api database and pepper, for dealpricing-admin; removed when make run stops\n",
         )
         try:
-            return _serve(system, signals, lambda: print(banner(config, demo, dbs), flush=True))
+            return _serve(system, signals, lambda: _announce(config, demo, dbs))
         finally:
             admin_env.unlink(missing_ok=True)
+
+
+def _announce(config: RunConfig, demo: DemoSeed, dbs: Databases) -> None:
+    """The banner, with a fresh sign-in link the console mailed to the demo admin."""
+    email = USERS["admin"][0]
+    try:
+        sign_in = ConsoleSignIn(email, demo_sign_in_link(config, email))
+    except LinkUnavailable as exc:
+        sign_in = ConsoleSignIn(email, None, str(exc))
+    print(banner(config, demo, dbs, sign_in), flush=True)
 
 
 def _serve(system: System, signals: StopSignals, on_ready: Callable[[], None]) -> int:

@@ -27,6 +27,9 @@ GENERATED: dict[str, Callable[[], str]] = {
     "BILLING_WEBHOOK_SECRET": lambda: "whsec_" + secrets.token_hex(24),
     "BILLING_TOKEN_KEY": new_key,
     "BILLING_STATE_SECRET": _token,
+    # the console: its bearer on the api's /internal/v1/console/* (the api gets the same), its own key
+    "CONSOLE_API_TOKEN": _token,
+    "CONSOLE_SECRET_KEY": new_key,
 }
 
 

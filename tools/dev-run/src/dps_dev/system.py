@@ -1,6 +1,7 @@
 """What ``make run`` starts, and with what: each service's command and environment, wired to the
 others on this machine. The services are started by their console scripts, never imported; the
-billing platform stand-in (a test double of Stripe) is started by its own, as a separate process."""
+billing platform stand-in (a test double of Stripe) is started by its own, as a separate process,
+and so is the development mailbox (``dealpricing-dev mailbox``: the SMTP sink the console mails to)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ BIN = Path(sys.executable).parent
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf"]
 
 # each service gets its own secrets only (the environment's value, else the generated one)
-API_SECRETS = ("API_KEY_PEPPER", "CURSOR_SECRET", "INTERNAL_API_TOKEN")
+API_SECRETS = ("API_KEY_PEPPER", "CURSOR_SECRET", "INTERNAL_API_TOKEN", "CONSOLE_API_TOKEN")
 WEBHOOKS_SECRETS = ("CURSOR_SECRET", "INTERNAL_API_TOKEN", "WEBHOOK_SECRET_KEY")
 BILLING_SECRETS = (
     "CURSOR_SECRET",
@@ -27,6 +28,8 @@ BILLING_SECRETS = (
     "BILLING_TOKEN_KEY",
     "BILLING_STATE_SECRET",
 )
+CONSOLE_SECRETS = ("CONSOLE_API_TOKEN", "CONSOLE_SECRET_KEY")
+MAIL_FROM = "console@dealpricing.localhost"
 
 
 @dataclass(frozen=True)
@@ -42,13 +45,15 @@ class System:
     api_env: dict[str, str]
     webhooks_env: dict[str, str]
     billing_env: dict[str, str]
-    processes: list[Process]  # in start order: the stand-in first (the connector calls it), then each service
+    console_env: dict[str, str]
+    processes: list[Process]  # in start order: the stand-in and the mailbox first, then each service
 
     def migrations(self) -> list[Process]:
         return [
             Process("api migrations", [str(BIN / "dealpricing-admin"), "migrate"], self.api_env),
             Process("webhook dispatcher migrations", [str(BIN / "dealpricing-webhooks"), "migrate"], self.webhooks_env),
             Process("billing connector migrations", [str(BIN / "dealpricing-billing"), "migrate"], self.billing_env),
+            Process("console migrations", [str(BIN / "dealpricing-console"), "migrate"], self.console_env),
         ]
 
 
@@ -97,7 +102,40 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         "BILLING_DASHBOARD_URL": stand_in,
         "BILLING_REDIRECT_URI": callback,
         "BILLING_RETURN_URL": stand_in + "/",  # its control page: the installs, quotes and webhooks
+        # the console's connect flow comes back to the console (a returnUrl under it)
+        "CONSOLE_URL": env.get("CONSOLE_URL") or config.console_url,
     }
+    console_env = {
+        **env,
+        **secrets(CONSOLE_SECRETS),
+        "HOST": config.host,
+        "DATABASE_URL": dbs.console,
+        "PORT": str(config.ports["CONSOLE_PORT"]),
+        "API_URL": config.base("PORT"),
+        "API_INTERNAL_URL": api_url,
+        "WEBHOOKS_URL": config.base("WEBHOOKS_PORT"),
+        "BILLING_URL": config.base("BILLING_PORT"),
+        # the development mailbox's SMTP sink: every mail is kept and shown on its page, none leaves
+        "SMTP_URL": env.get("SMTP_URL") or f"smtp://{config.connect_host}:{config.ports['SMTP_PORT']}",
+        "MAIL_FROM": env.get("MAIL_FROM") or MAIL_FROM,
+        "CONSOLE_PUBLIC_URL": config.console_url,
+        "DPS_ENVIRONMENT": "development",  # plain http:// on this machine (no Secure cookie)
+        # one developer asks for many links (every start prints one): the limits stay, loosened
+        "CONSOLE_SIGN_IN_PER_EMAIL": env.get("CONSOLE_SIGN_IN_PER_EMAIL") or "100",
+        "CONSOLE_SIGN_IN_PER_CLIENT": env.get("CONSOLE_SIGN_IN_PER_CLIENT") or "1000",
+    }
+    mailbox = Process(
+        "development mailbox",
+        [
+            str(BIN / "dealpricing-dev"), "mailbox",
+            "--host", config.host,
+            "--smtp-port", str(config.ports["SMTP_PORT"]),
+            "--port", str(config.ports["MAILBOX_PORT"]),
+            "--folder", str(config.run_dir / "mail"),
+        ],
+        dict(env),
+        config.origin("MAILBOX_PORT") + "/",
+    )
     stand_in_process = Process(
         "billing platform stand-in",
         [
@@ -116,6 +154,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     ready = "/readyz"
     processes = [
         stand_in_process,
+        mailbox,
         Process("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env, api_url + ready),
         Process("api outbox relay", [str(BIN / "dps-outbox-relay")], api_env),
         Process("webhook dispatcher", [*GUNICORN, "dps_webhooks.wsgi:create()"], webhooks_env,
@@ -125,5 +164,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
                 config.origin("BILLING_PORT") + ready),
         Process("billing worker", [str(BIN / "dealpricing-billing"), "worker"], billing_env),
         Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], billing_env),
+        Process("settings console", [*GUNICORN, "dps_console.wsgi:create()"], console_env,
+                config.origin("CONSOLE_PORT") + ready),
     ]
-    return System(api_env, webhooks_env, billing_env, processes)
+    return System(api_env, webhooks_env, billing_env, console_env, processes)

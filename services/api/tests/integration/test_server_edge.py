@@ -98,6 +98,21 @@ def test_errors_the_server_writes_itself_are_problem_details(origin, ca, target,
         assert document["detail"] == "Invalid API key."
 
 
+def test_the_document_lists_the_answers_the_server_writes_itself(origin, ca):
+    """414 and 431 (and 408, 413) are answered on every route, before the app: the document says so."""
+    document = edge.get(origin, ca[1], "/external/v1/openapi.json").json()
+    for target, header_lines, status in [(PRODUCTS + "?cursor=" + "c" * 10_000, "", 414),
+                                         (WHOAMI, "X-Filler: " + "f" * 9_000 + "\r\n", 431)]:
+        answer = edge.raw_get(origin, ca[1], target, header_lines)
+        path = target.split("?")[0].removeprefix("/external/v1")
+        documented = document["paths"][path]["get"]["responses"].get(str(answer.status))
+        assert answer.status == status and documented is not None, (target[:40], answer.status)
+        assert answer.headers["content-type"] in documented["content"]
+    for item in document["paths"].values():
+        for op in item.values():
+            assert {"408", "413", "414", "431"} <= set(op["responses"]), op["operationId"]
+
+
 def test_a_chunked_body_over_10_mb_is_413_with_connection_close_and_the_connection_closes(origin, ca, key_headers):
     edge.chunked_body_over_limit_closes(origin, ca[1], PRODUCTS, key_headers)
 

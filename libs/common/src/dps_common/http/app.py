@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 
 from dps_common.auth.authenticator import KeyAuthenticator
+from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.event_catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
@@ -16,7 +17,7 @@ from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
-from dps_common.http.openapi import build_document
+from dps_common.http.openapi import build_document, document_key_check_unavailable
 from dps_common.http.openapi_events import add_event_catalogue
 from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency.store import IdempotencyStore
@@ -41,6 +42,7 @@ class Api:
         self, service: str, authenticator: KeyAuthenticator, ready_checks: dict[str, Callable[[], None]], *,
         rate_limits: RateLimitSettings | None = None, idempotency: IdempotencyStore | None = None,
     ):
+        self._authenticator = authenticator
         self.app = ServiceApp(
             middleware=[RequestContext(), AuthMiddleware(authenticator), Observability(service)],
             media_type=falcon.MEDIA_JSON,
@@ -87,6 +89,8 @@ class Api:
                 for operation in document["paths"][path].values():
                     operation["security"] = []
                     operation["responses"].pop("401", None)
+        if isinstance(self._authenticator, IntrospectingAuthenticator):
+            document_key_check_unavailable(document)
         self.publish_document(document, parts, verify)
 
     def publish_document(self, document: dict[str, Any], parts: Sequence[str] = (), verify: bool | str = True) -> None:

@@ -18,8 +18,16 @@ _STANDARD_ERRORS = {
     403: "The key's role lacks the required scope, or the key's user may not act on this object.",
     404: "No such object in the key's organization.",
     409: "The object's current state does not allow the operation.",
-    413: "Request body larger than 10 MB.",
+    408: "The request's head or body was not received in time (the server's read deadlines); the "
+         "connection is closed.",
+    413: "Request body larger than 10 MB, on any operation (those that take no body included): refused "
+         "before anything is done, and the connection closed.",
+    414: "The request line (method, path and query) is longer than the server accepts (4094 bytes). "
+         "Answered by the server before the operation, without the RateLimit fields; the connection is closed.",
     415: "A request body was sent without Content-Type: application/json.",
+    431: "A request header is longer than the server accepts (8190 bytes), or there are more than 100 "
+         "headers. Answered by the server before the operation, without the RateLimit fields; the "
+         "connection is closed.",
     429: "The request budget is spent (the organization's, or without a valid key the client address's): "
          "nothing was done. Retry after the seconds in `Retry-After`.",
 }
@@ -70,14 +78,21 @@ _PROBLEM = {
 }
 
 
+# What the server itself may answer to any request, before the operation runs (dps_common.edge, and
+# dps_common.http.bodies for a chunked body): a slow request, an oversized body, request line or header.
+_SERVER_ERRORS = frozenset({408, 413, 414, 431})
+# answered by the server without the app: no budget was spent, so no RateLimit fields
+_WITHOUT_RATE_LIMIT = frozenset({414, 431})
+
+
 def _error_codes(method: str, op: Operation, path: str) -> list[int]:
-    codes = {400, 401, 429} | set(op.errors)
+    codes = {400, 401, 429} | set(op.errors) | _SERVER_ERRORS
     if op.scope is not None:
         codes.add(403)
     if "{" in path:
         codes.add(404)
     if op.body is not None:
-        codes |= {413, 415}
+        codes.add(415)
     return sorted(codes)
 
 
@@ -131,11 +146,11 @@ def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
         ok["content"] = {"application/json": {"schema": {"$ref": _REF.format(model=op.response.__name__)}}}
     doc["responses"][str(op.status)] = ok
     for code in _error_codes(method, op, path):
-        doc["responses"][str(code)] = {
-            "description": _STANDARD_ERRORS.get(code, "Error."),
-            "headers": _rate_limit_headers(code),
-            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
-        }
+        response: dict[str, Any] = {"description": _STANDARD_ERRORS.get(code, "Error.")}
+        if code not in _WITHOUT_RATE_LIMIT:
+            response["headers"] = _rate_limit_headers(code)
+        response["content"] = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        doc["responses"][str(code)] = response
     return doc
 
 
@@ -167,7 +182,7 @@ def _document_idempotency(doc: dict[str, Any]) -> None:
     """A keyed POST: the ``Idempotency-Key`` header, the replay marker, and its 409 and 422."""
     doc["parameters"].append(_IDEMPOTENCY_KEY)
     for code, response in doc["responses"].items():
-        if code.startswith(("2", "4")) and code not in ("401", "403", "409", "413", "415", "429"):
+        if code.startswith(("2", "4")) and code not in ("401", "403", "408", "409", "413", "414", "415", "429", "431"):
             response.setdefault("headers", {})["Idempotent-Replayed"] = _REPLAYED
     problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
     conflict = doc["responses"].get("409")
@@ -177,6 +192,25 @@ def _document_idempotency(doc: dict[str, Any]) -> None:
         conflict["description"] += " Or: " + _KEY_IN_USE[0].lower() + _KEY_IN_USE[1:]
     doc["responses"]["422"] = {"description": _KEY_REUSED, "headers": _rate_limit_headers(422), "content": problem}
     doc["responses"] = dict(sorted(doc["responses"].items()))
+
+
+_KEY_CHECK_UNAVAILABLE = (
+    "API keys cannot be checked right now (`key_check_unavailable`: this service asks the api, which is "
+    "unreachable); nothing was done. Retry shortly."
+)
+
+
+def document_key_check_unavailable(document: dict[str, Any]) -> None:
+    """A service that checks keys by asking the api (``dps_common.auth.introspection``) answers 503 to
+    any keyed request while the api is unreachable: every keyed operation says so."""
+    problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for item in document["paths"].values():
+        for op in item.values():
+            if op.get("security"):
+                op["responses"]["503"] = {
+                    "description": _KEY_CHECK_UNAVAILABLE, "headers": _rate_limit_headers(503), "content": problem,
+                }
+                op["responses"] = dict(sorted(op["responses"].items()))
 
 
 def _rate_limit_headers(status: int) -> dict[str, Any]:

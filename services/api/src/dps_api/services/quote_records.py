@@ -161,11 +161,23 @@ def line_terms(line: LineRecord) -> LineTerms:
 
 
 def apply_pricing(line: LineRecord, priced: PricedLine) -> None:
-    line.list_unit_price = priced.list_unit_price
-    line.net_unit_price = priced.net_unit_price
-    line.discount_percent = priced.discount_percent
-    line.amount_per_billing_period = priced.amount_per_billing_period if priced.recurring else None
-    line.one_time_amount = priced.one_time_amount
+    _set(line, "list_unit_price", priced.list_unit_price)
+    _set(line, "net_unit_price", priced.net_unit_price)
+    _set(line, "discount_percent", priced.discount_percent)
+    _set(line, "amount_per_billing_period", priced.amount_per_billing_period if priced.recurring else None)
+    _set(line, "one_time_amount", priced.one_time_amount)
+
+
+def _set(line: LineRecord, name: str, value: Decimal | None) -> None:
+    """Sets a priced column unless it already holds exactly that value (the same digits and exponent:
+    ``1.0`` and ``1.00`` render differently). A line re-priced to what it holds stays clean, so
+    flushing an edit of one line of 500 does not look at the other 499."""
+    old = getattr(line, name)
+    if old is None or value is None:
+        if old is not value:
+            setattr(line, name, value)
+    elif old.as_tuple() != value.as_tuple():
+        setattr(line, name, value)
 
 
 def refresh_totals(quote: Quote, lines: Sequence[LineRecord]) -> list[PricedLine]:
@@ -263,5 +275,6 @@ def stored_line_views(session: Session, quote: Quote) -> tuple[QuoteLineView, ..
     stmt = select(*_LINE_VIEW_COLUMNS).where(
         QuoteLine.quote_id == quote.id, QuoteLine.organization_id == quote.organization_id
     )
-    rows = session.execute(stmt.order_by(QuoteLine.position, QuoteLine.id))
+    # on the connection: the session would run the ORM's loading machinery over plain columns
+    rows = session.connection().execute(stmt.order_by(QuoteLine.position, QuoteLine.id)).all()
     return tuple(QuoteLineView(*row) for row in rows)

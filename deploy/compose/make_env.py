@@ -36,6 +36,7 @@ SECRETS: list[tuple[str, Callable[[], str], str]] = [
     ("API_DB_PASSWORD", _token, "role dps_api, owner of database dps_api"),
     ("WEBHOOKS_DB_PASSWORD", _token, "role dps_webhooks, owner of database dps_webhooks"),
     ("BILLING_DB_PASSWORD", _token, "role dps_billing, owner of database dps_billing"),
+    ("CONSOLE_DB_PASSWORD", _token, "role dps_console, owner of database dps_console"),
     ("RABBITMQ_PASSWORD", _token, "RabbitMQ user dps"),
     ("REDIS_PASSWORD", _token, "Redis requirepass (shared rate-limit counters)"),
     ("API_KEY_PEPPER", _token, "api: HMAC pepper of API key hashes (changing it invalidates every key)"),
@@ -50,6 +51,8 @@ SECRETS: list[tuple[str, Callable[[], str], str]] = [
     ("BILLING_SECRET_KEY", lambda: "sk_test_" + secrets.token_hex(24), "the app's secret key (sk_test_...)"),
     ("BILLING_CLIENT_ID", lambda: "ca_" + secrets.token_hex(16), "the app's client id (ca_...)"),
     ("BILLING_WEBHOOK_SECRET", lambda: "whsec_" + secrets.token_hex(24), "the platform's webhook signing secret"),
+    ("CONSOLE_API_TOKEN", _token, "the console's bearer token on the api's /internal/v1/console (the api gets it too)"),
+    ("CONSOLE_SECRET_KEY", _aes_key, "console: CSRF HMAC and the key sealing its sessions' credentials (base64, 32 bytes)"),
 ]
 
 

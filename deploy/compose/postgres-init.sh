@@ -15,3 +15,4 @@ SQL
 create dps_api "${API_DB_PASSWORD:?}"
 create dps_webhooks "${WEBHOOKS_DB_PASSWORD:?}"
 create dps_billing "${BILLING_DB_PASSWORD:?}"
+create dps_console "${CONSOLE_DB_PASSWORD:?}"

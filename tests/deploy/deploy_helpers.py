@@ -43,6 +43,27 @@ def compose() -> dict[str, Any]:
     return yaml.safe_load(COMPOSE_FILE.read_text())
 
 
+CONSOLE_SOURCE = "services/console/src/dps_console"
+
+
+def console_routes() -> list[str]:
+    """Every page the console registers (``app.add_route(ROOT + "/path", ...)`` under ``/console``),
+    with its ``{parameters}`` filled in."""
+    routes = []
+    for path in sorted((ROOT / CONSOLE_SOURCE).rglob("*.py")):
+        text = path.read_text()
+        for route in re.findall(r'add_route\(\s*ROOT(?:\s*\+\s*"(/[^"]*)")?\s*[,)]', text):
+            routes.append("/console" + re.sub(r"\{[^}]+\}", "0193e6b2-7c1a-7def-8000-000000000001", route))
+        for base, route in re.findall(r'add_route\(\s*(\w+)\s*(?:\+\s*"(/[^"]*)")?\s*,', text):
+            prefix = re.search(rf'^\s*{base}\s*=\s*ROOT\s*\+\s*"(/[^"]*)"', text, re.MULTILINE)
+            if prefix:
+                concrete = re.sub(r"\{[^}]+\}", "0193e6b2-7c1a-7def-8000-000000000001", prefix.group(1) + route)
+                routes.append("/console" + concrete)
+        for _ in re.findall(r'add_static_route\(\s*ROOT\s*\+\s*"/static"', text):
+            routes.append("/console/static/console.css")
+    return routes
+
+
 def service_routes() -> dict[str, list[str]]:
     """Every public route each service registers (``api.add("/path", ...)``), with its
     ``{parameters}`` filled in: the paths the routers must send to it."""
@@ -127,6 +148,8 @@ def dev_tree(tmp: Path) -> Path:
         "API_DATABASE_URL": "postgresql://dps_api:pw@10.20.0.10:5432/dps_api",
         "WEBHOOKS_DATABASE_URL": "postgresql://dps_webhooks:pw@10.20.0.10:5432/dps_webhooks",
         "BILLING_DATABASE_URL": "postgresql://dps_billing:pw@10.20.0.10:5432/dps_billing",
+        "CONSOLE_DATABASE_URL": "postgresql://dps_console:pw@10.20.0.10:5432/dps_console",
+        "SMTP_URL": "smtp://10.20.0.40:587",
         "AMQP_URL": "amqp://dps:pw@10.20.0.20:5672/dps", "REDIS_URL": "redis://:pw@10.20.0.30:6379/0",
     }
     for name, content in script.files(urls).items():

@@ -35,6 +35,8 @@ PROCESS_TYPES = {
     "api migration": ("api-migrate", ["dealpricing-admin", "migrate"]),
     "dispatcher migration": ("webhooks-migrate", ["dealpricing-webhooks", "migrate"]),
     "connector migration": ("billing-migrate", ["dealpricing-billing", "migrate"]),
+    "console http": ("console", None),
+    "console migration": ("console-migrate", ["dealpricing-console", "migrate"]),
 }
 ONE_SHOT = {name for name, service in SERVICES.items() if service.get("restart") == "no"}
 # ports a developer's own PostgreSQL, RabbitMQ (AMQP, TLS, management, clustering) and Redis use
@@ -50,16 +52,16 @@ def test_every_process_type_runs(process):
 
 
 def test_data_stores_stand_in_and_proxy_are_there():
-    assert {"postgres", "rabbitmq", "redis", "billing-stand-in", "proxy"} <= set(SERVICES)
+    assert {"postgres", "rabbitmq", "redis", "billing-stand-in", "mailpit", "proxy"} <= set(SERVICES)
     init = SERVICES["postgres"]["volumes"][1].split(":")[0]
     script = (ROOT / init).read_text()
-    for database in ("dps_api", "dps_webhooks", "dps_billing"):
+    for database in ("dps_api", "dps_webhooks", "dps_billing", "dps_console"):
         assert f"create {database} " in script  # a role and a database per service
     assert "REVOKE ALL ON DATABASE" in script
 
 
 def test_one_shots_are_the_migrations_and_every_app_waits_for_its_own():
-    assert ONE_SHOT == {"api-migrate", "webhooks-migrate", "billing-migrate"}
+    assert ONE_SHOT == {"api-migrate", "webhooks-migrate", "billing-migrate", "console-migrate"}
     for name, service in SERVICES.items():
         image = service.get("image", "")
         migration = next((m for m in ONE_SHOT if SERVICES[m]["image"] == image), None)
@@ -166,7 +168,7 @@ def test_compose_config_renders_every_service(rendered):
     ("api", "dps_api.settings"), ("api-relay", "dps_common.outbox.relay.settings"),
     ("webhooks", "dps_webhooks.settings"), ("webhooks-worker", "dps_webhooks.settings"),
     ("billing", "dps_billing.settings"), ("billing-worker", "dps_billing.settings"),
-    ("billing-relay", "dps_common.outbox.relay.settings"),
+    ("billing-relay", "dps_common.outbox.relay.settings"), ("console", "dps_console.settings"),
 ])
 def test_each_process_gets_the_settings_it_requires(rendered, name, settings):
     """The resolved environment of each service passes its own settings' validation (every
@@ -176,3 +178,13 @@ def test_each_process_gets_the_settings_it_requires(rendered, name, settings):
     module = importlib.import_module(settings)
     cls = getattr(module, "RelaySettings", None) or module.Settings
     cls.from_env(rendered["services"][name]["environment"])
+
+
+def test_the_console_is_wired_to_the_services_and_mails_to_the_catcher(rendered):
+    services = rendered["services"]
+    console, api, billing = (services[name]["environment"] for name in ("console", "api", "billing"))
+    assert console["CONSOLE_API_TOKEN"] == api["CONSOLE_API_TOKEN"]  # the api accepts the console's bearer
+    assert billing["CONSOLE_URL"] == console["CONSOLE_PUBLIC_URL"]  # the connect flow may come back to it
+    assert console["SMTP_URL"] == "smtp://mailpit:1025" and "mailpit" in services
+    assert {console[name].split("/")[2] for name in ("API_URL", "API_INTERNAL_URL", "WEBHOOKS_URL", "BILLING_URL")} == {
+        "api:8080", "webhooks:8080", "billing:8080"}

@@ -24,14 +24,18 @@ WORKLOADS = {
     "dps-billing-connector": ("billing-connector:", "dps_billing"),
     "dps-billing-connector-worker": ("billing-connector:", "dps_billing"),
     "dps-billing-connector-relay": ("billing-connector:", "dps_billing"),
+    "dps-console": ("console:", "dps_console"),
 }
-AUTOSCALED = {"dps-api", "dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-billing-connector-worker"}
+AUTOSCALED = {"dps-api", "dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-billing-connector-worker",
+              "dps-console"}
 DATABASE_OWNERS = {
     "dps-api-database": {"dps-api", "dps-outbox-relay", "dps-api-migrate"},
     "dps-webhooks-database": {"dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-webhooks-migrate"},
     "dps-billing-database": {"dps-billing-connector", "dps-billing-connector-worker", "dps-billing-connector-relay",
                              "dps-billing-migrate"},
+    "dps-console-database": {"dps-console", "dps-console-migrate"},
 }
+HTTP_SIDES = {"dps-api", "dps-webhook-dispatcher", "dps-billing-connector"}
 
 
 @pytest.fixture(scope="module", params=["prod", "dev"])
@@ -98,7 +102,7 @@ def test_pods_wait_for_their_own_schema(docs, name):
 def test_migration_jobs_run_before_the_rollout(docs):
     jobs = of_kind(docs, "Job")
     assert {job["spec"]["template"]["spec"]["containers"][0]["command"][0] for job in jobs.values()} == {
-        "dealpricing-admin", "dealpricing-webhooks", "dealpricing-billing"}
+        "dealpricing-admin", "dealpricing-webhooks", "dealpricing-billing", "dealpricing-console"}
     for job in jobs.values():
         assert job["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync"
         assert job["spec"]["template"]["spec"]["containers"][0]["command"][-1] == "migrate"
@@ -225,3 +229,48 @@ def test_databases_are_reachable_only_from_their_owners(docs, policy):
     sharing = {p for p, o in DATABASE_OWNERS.items()
                if policies[p]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"] == cidr}
     assert reaching == set().union(*(DATABASE_OWNERS[p] for p in sharing))
+
+
+def test_the_console_reaches_the_three_services_its_database_and_the_smtp_relay_only(docs):
+    policies = of_kind(docs, "NetworkPolicy")
+    database = policies["dps-console-database"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    smtp = policies["dps-smtp-relay"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    ipaddress.ip_network(smtp)  # the overlay's address, not the base's placeholder
+    pods, addresses = set(), set()
+    for rule in egress_of(docs, pod_labels(docs, "dps-console")):
+        for peer in rule["to"]:
+            if "ipBlock" in peer:
+                assert "except" not in peer["ipBlock"] and peer["ipBlock"]["cidr"] != "0.0.0.0/0"
+                ports = {p["port"] for p in rule["ports"]}
+                addresses.add((peer["ipBlock"]["cidr"], frozenset(ports)))
+            elif "namespaceSelector" in peer:
+                assert peer["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "kube-system"}
+            else:
+                pods.add(peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"])
+                assert [p["port"] for p in rule["ports"]] == [8080]
+    assert pods == HTTP_SIDES
+    assert addresses == {(database, frozenset({5432})), (smtp, frozenset({587, 465}))}
+
+
+@pytest.mark.parametrize("name", sorted(HTTP_SIDES))
+def test_the_services_let_the_console_in(docs, name):
+    console = pod_labels(docs, "dps-console")["app.kubernetes.io/name"]
+    admitted = [peer for p in of_kind(docs, "NetworkPolicy").values()
+                if selects(p, pod_labels(docs, name)) for rule in p["spec"].get("ingress", [])
+                for peer in rule.get("from", []) if any(port["port"] == 8080 for port in rule.get("ports", []))]
+    assert any(peer.get("podSelector", {}).get("matchLabels") == {"app.kubernetes.io/name": console} for peer in admitted)
+
+
+def test_the_console_is_reached_only_through_the_ingress_and_by_monitoring(docs):
+    (rule,) = of_kind(docs, "NetworkPolicy")["dps-console"]["spec"]["ingress"]
+    assert [peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for peer in rule["from"]] == [
+        "ingress-nginx", "monitoring"]
+
+
+def test_the_console_and_the_connector_agree_on_its_public_url(docs):
+    console = of_kind(docs, "ConfigMap")["dps-console"]["data"]
+    connector = of_kind(docs, "ConfigMap")["dps-billing-connector"]["data"]
+    (ingress,) = of_kind(docs, "Ingress").values()
+    host = ingress["spec"]["rules"][0]["host"]
+    assert console["CONSOLE_PUBLIC_URL"] == connector["CONSOLE_URL"] == f"https://{host}/console"
+    assert console["API_INTERNAL_URL"] == "http://dps-api" and console["API_URL"] == "http://dps-api/external/v1"

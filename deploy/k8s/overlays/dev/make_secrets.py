@@ -1,13 +1,14 @@
-"""Write the dev overlay's gitignored secrets/*.env, which its secretGenerator turns into the three
+"""Write the dev overlay's gitignored secrets/*.env, which its secretGenerator turns into the four
 Secrets (names and keys: base/secret.template.yaml).
 
     DPS_DEV_API_DATABASE_URL=postgresql://dps_api:...@10.20.0.10:5432/dps_api \
-    DPS_DEV_WEBHOOKS_DATABASE_URL=... DPS_DEV_BILLING_DATABASE_URL=... \
+    DPS_DEV_WEBHOOKS_DATABASE_URL=... DPS_DEV_BILLING_DATABASE_URL=... DPS_DEV_CONSOLE_DATABASE_URL=... \
     DPS_DEV_AMQP_URL=amqp://...@10.20.0.20:5672/dps DPS_DEV_REDIS_URL=redis://:...@10.20.0.30:6379/0 \
+    DPS_DEV_SMTP_URL=smtp://10.20.0.40:587 \
     make k8s-dev-secrets
 
-The data stores' URLs (with their passwords) come from the environment and are required: nothing
-guesses a password. Every application secret is generated fresh. Existing files are kept (delete
+The data stores' and the mail catcher's URLs (with their passwords) come from the environment and are
+required: nothing guesses a password. Every application secret is generated fresh. Existing files are kept (delete
 them to rotate; WEBHOOK_SECRET_KEY and BILLING_TOKEN_KEY unseal stored data: rotate those with care).
 Standard library only.
 """
@@ -22,7 +23,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STORES = ("API_DATABASE_URL", "WEBHOOKS_DATABASE_URL", "BILLING_DATABASE_URL", "AMQP_URL", "REDIS_URL")
+STORES = ("API_DATABASE_URL", "WEBHOOKS_DATABASE_URL", "BILLING_DATABASE_URL", "CONSOLE_DATABASE_URL", "AMQP_URL",
+          "REDIS_URL", "SMTP_URL")
 
 
 def _token() -> str:
@@ -35,10 +37,11 @@ def _aes_key() -> str:
 
 def files(urls: dict[str, str]) -> dict[str, dict[str, str]]:
     internal = _token()  # the same in the three: the api checks the others' bearer token
+    console = _token()  # the same in the api's and the console's: the console's bearer on /internal/v1/console
     common = {"AMQP_URL": urls["AMQP_URL"], "REDIS_URL": urls["REDIS_URL"], "INTERNAL_API_TOKEN": internal}
     return {
         "api.env": {"DATABASE_URL": urls["API_DATABASE_URL"], **common,
-                    "API_KEY_PEPPER": _token(), "CURSOR_SECRET": _token()},
+                    "API_KEY_PEPPER": _token(), "CURSOR_SECRET": _token(), "CONSOLE_API_TOKEN": console},
         "webhook-dispatcher.env": {"DATABASE_URL": urls["WEBHOOKS_DATABASE_URL"], **common,
                                    "CURSOR_SECRET": _token(), "WEBHOOK_SECRET_KEY": _aes_key()},
         "billing-connector.env": {
@@ -48,6 +51,8 @@ def files(urls: dict[str, str]) -> dict[str, dict[str, str]]:
             "BILLING_WEBHOOK_SECRET": "whsec_" + secrets.token_hex(24),
             "BILLING_TOKEN_KEY": _aes_key(), "BILLING_STATE_SECRET": _token(),
         },
+        "console.env": {"DATABASE_URL": urls["CONSOLE_DATABASE_URL"], "CONSOLE_API_TOKEN": console,
+                        "CONSOLE_SECRET_KEY": _aes_key(), "SMTP_URL": urls["SMTP_URL"]},
     }
 
 

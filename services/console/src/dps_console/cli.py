@@ -1,6 +1,7 @@
 """``dealpricing-console``: the console's chores.
 
 - ``migrate``: apply the console's migrations to DATABASE_URL.
+- ``purge``: delete sign-in links, sessions and rate windows that ended more than a day ago.
 - ``sign-in-link EMAIL``: print a fresh one-time sign-in link for a known person, without mail
   (operators, ``make run``'s banner); the console's whole configuration is read.
 """
@@ -16,6 +17,7 @@ from dps_common.settings import SettingsError
 
 from dps_console.app import make_context
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
+from dps_console.services.housekeeping import purge
 from dps_console.services.sign_in import normalize_email
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("migrate", help="apply the console's database migrations")
     link = commands.add_parser("sign-in-link", help="print a one-time sign-in link for a known person")
     link.add_argument("email")
+    commands.add_parser("purge", help="delete links, sessions and rate windows over for a day")
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
@@ -37,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     logs.configure(settings.log_level)
+    if args.command == "purge":
+        ctx = make_context(settings)
+        purged = purge(ctx.tx, ctx.now())
+        print(f"purged {purged.links} links, {purged.sessions} sessions, {purged.counters} rate windows")
+        return 0
     email = normalize_email(args.email)
     if email is None:
         print(f"not an email address: {args.email!r}", file=sys.stderr)

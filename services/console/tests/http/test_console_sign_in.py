@@ -260,3 +260,16 @@ def test_the_command_line_prints_a_sign_in_link_for_a_known_person_only(settings
         assert browser.get(link).status_code == 200
         assert browser.post("/console/sign-in/link", {"token": _token_of(link)}).status_code == 303
         assert browser.get("/console").status_code == 200
+
+
+def test_the_static_assets_are_the_consoles_own_and_the_root_takes_a_trailing_slash(app, mailbox, org):
+    browser = Browser(app)
+    css = browser.get("/console/static/console.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    script = browser.get("/console/static/copy.js")
+    assert script.status_code == 200 and "clipboard" in script.text
+    page = browser.get("/console/sign-in")
+    assert "http" not in "".join(line for line in page.text.splitlines() if "<link" in line or "<script" in line)
+    assert "<script>" not in page.text and "style=" not in page.text  # nothing inline (the CSP allows none)
+    browser.sign_in(mailbox, org.admin.email)
+    assert browser.get("/console/").status_code == 200

@@ -12,7 +12,7 @@ TEST_WORKERS ?= auto
 MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
-.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling
+.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml services/console/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
@@ -74,6 +74,10 @@ deploy-check: $(STAMP)
 
 bench-scaling: $(STAMP)
 	$(BIN)/python bench/scaling.py
+
+# quote sizes: create with 1/50/200/500 lines, read, edit and submit a 500-line quote (bench/README.md)
+bench-quotes: $(STAMP)
+	$(BIN)/python bench/quotes.py
 
 clean:
 	rm -rf $(VENV) .run

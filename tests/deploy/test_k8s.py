@@ -33,7 +33,7 @@ DATABASE_OWNERS = {
     "dps-webhooks-database": {"dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-webhooks-migrate"},
     "dps-billing-database": {"dps-billing-connector", "dps-billing-connector-worker", "dps-billing-connector-relay",
                              "dps-billing-migrate"},
-    "dps-console-database": {"dps-console", "dps-console-migrate"},
+    "dps-console-database": {"dps-console", "dps-console-migrate", "dps-console-purge"},
 }
 HTTP_SIDES = {"dps-api", "dps-webhook-dispatcher", "dps-billing-connector"}
 
@@ -177,7 +177,8 @@ def egress_of(docs, labels: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def pod_labels(docs, name: str) -> dict[str, str]:
-    workloads = {**of_kind(docs, "Deployment"), **of_kind(docs, "Job")}
+    workloads = {**of_kind(docs, "Deployment"), **of_kind(docs, "Job"),
+                 **{n: c["spec"]["jobTemplate"] for n, c in of_kind(docs, "CronJob").items()}}
     return workloads[name]["spec"]["template"]["metadata"]["labels"]
 
 
@@ -221,7 +222,7 @@ def test_databases_are_reachable_only_from_their_owners(docs, policy):
     policies = of_kind(docs, "NetworkPolicy")
     cidr = policies[policy]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
     ipaddress.ip_network(cidr)  # the overlay's address, not the base's placeholder
-    workloads = [*of_kind(docs, "Deployment"), *of_kind(docs, "Job")]
+    workloads = [*of_kind(docs, "Deployment"), *of_kind(docs, "Job"), *of_kind(docs, "CronJob")]
     reaching = {name for name in workloads for rule in egress_of(docs, pod_labels(docs, name))
                 for peer in rule.get("to", []) if peer.get("ipBlock", {}).get("cidr") == cidr
                 and any(p["port"] == 5432 for p in rule["ports"])}
@@ -274,3 +275,16 @@ def test_the_console_and_the_connector_agree_on_its_public_url(docs):
     host = ingress["spec"]["rules"][0]["host"]
     assert console["CONSOLE_PUBLIC_URL"] == connector["CONSOLE_URL"] == f"https://{host}/console"
     assert console["API_INTERNAL_URL"] == "http://dps-api" and console["API_URL"] == "http://dps-api/external/v1"
+
+
+def test_the_console_is_purged_daily_with_its_database_alone(docs):
+    (cron,) = of_kind(docs, "CronJob").values()
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["command"] == ["dealpricing-console", "purge"] and "console:" in container["image"]
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert pod["securityContext"]["runAsNonRoot"] is True and container["securityContext"]["readOnlyRootFilesystem"] is True
+    database = of_kind(docs, "NetworkPolicy")["dps-console-database"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    peers = [peer for rule in egress_of(docs, pod_labels(docs, "dps-console-purge")) for peer in rule["to"]]
+    assert {peer["ipBlock"]["cidr"] for peer in peers if "ipBlock" in peer} == {database}
+    assert not [peer for peer in peers if "podSelector" in peer and "namespaceSelector" not in peer]

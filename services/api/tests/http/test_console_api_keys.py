@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from console_helpers import API, BEARER, Console, key_id_of, key_row_id, sign_in
 from sqlalchemy import select
 
 from dps_common.auth.authenticator import INVALID_KEY
@@ -16,14 +15,14 @@ from dps_common.auth.revocations import KEY_EVENTS, KEY_REVOKED, KEY_ROTATED
 
 from dps_api.db.models.outbox import OutboxEvent
 
+from api_orgs import API, BEARER, TOKEN, Console, key_id_of, key_row_id, sign_in
+
 KEYS = f"{API}/api-keys"
 SCOPE = "api-keys:manage"
 
 
 @pytest.fixture(scope="module")
 def settings(settings):
-    from console_helpers import TOKEN
-
     return dataclasses.replace(settings, console_api_token=TOKEN)
 
 

@@ -9,12 +9,13 @@ from uuid import uuid4
 
 import falcon.testing
 import pytest
-from console_helpers import API, BEARER, INTERNAL, TOKEN, key_id_of, key_row_id, sign_in
 
 from dps_common.auth.authenticator import INVALID_KEY
 
 from dps_api.app import create_app
 from dps_api.services.console_credentials import ConsoleCredentialService
+
+from api_orgs import API, BEARER, INTERNAL, TOKEN, key_id_of, key_row_id, sign_in
 
 CANDIDATES = f"{INTERNAL}/sign-in-candidates"
 CREDENTIALS = f"{INTERNAL}/credentials"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from console_helpers import API, TOKEN, sign_in
+
+from api_orgs import API, TOKEN, sign_in
 
 PEOPLE = f"{API}/people"
 

@@ -9,7 +9,7 @@ import schemathesis
 
 from dps_common.testing.openapi_checks import bounded_run, conforms
 
-from console_helpers import TOKEN, sign_in
+from api_orgs import TOKEN, sign_in
 
 schema = schemathesis.pytest.from_fixture("console_schema").include(tag=["API keys", "Team"])
 

@@ -58,7 +58,7 @@ def test_an_admin_issues_a_key_for_a_user_sees_the_secret_once_then_rotates_and_
 
     listed = admin.get("/console/api-keys")
     assert "CRM sync" in listed.text and secret not in listed.text
-    assert secret.rsplit("_", 1)[0] in listed.text  # the prefix dps_<keyid>
+    assert "_".join(secret.split("_")[:2]) in listed.text  # the prefix dps_<keyid> (a secret may hold "_")
     key_id = _key_id(listed.text, "CRM sync")
 
     confirm = admin.get(f"/console/api-keys/{key_id}/rotate?name=CRM%20sync")

@@ -191,7 +191,7 @@ def test_a_session_ends_twelve_hours_after_sign_in_however_busy(app, settings, t
 
 
 def test_sign_in_requests_are_limited_per_email(make_settings, tx, mailbox, org):
-    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="2"), tx=tx)
+    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="2", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
     browser = Browser(app)
     browser.get("/console/sign-in")
     for _ in range(2):
@@ -204,7 +204,7 @@ def test_sign_in_requests_are_limited_per_email(make_settings, tx, mailbox, org)
 
 
 def test_sign_in_requests_are_limited_per_client_address(make_settings, tx):
-    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_CLIENT="3"), tx=tx)
+    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_CLIENT="3", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
     browser = Browser(app)
     statuses = []
     for n in range(4):

@@ -86,14 +86,21 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a test reads the 303 itself
 
 
+def _redirect(browser: urllib.request.OpenerDirector, request: urllib.request.Request | str) -> str:
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        browser.open(request, timeout=30)
+    assert answer.value.code in (302, 303), answer.value.read()
+    return urllib.parse.urljoin(request if isinstance(request, str) else request.full_url, answer.value.headers["location"])
+
+
 def _form_token(page: str) -> str:
     return re.search(r'<input type="hidden" name="csrf" value="([0-9a-f]+)">', page).group(1)
 
 
 def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     """The console answers; the banner's link (mailed by the console, caught by the mailbox) opens the
-    Sign in page, whose POST starts a session in which the API keys page answers; the mailbox page
-    shows the mail; the link works once."""
+    Sign in page, whose POST starts a session in which the API keys page answers and Connect comes
+    back to the console connected; the mailbox page shows the mail; the link works once."""
     run: MakeRun = make_run()
     banner = run.wait_ready()
     console = re.search(r"^   settings console +(http://\S+)/ ", banner, re.MULTILINE).group(1)
@@ -117,6 +124,15 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     with browser.open(console + "/api-keys", timeout=30) as keys:
         assert keys.status == 200
         assert "<h1>API keys</h1>" in keys.read().decode()
+    # Connect: the connector's flow (CONSOLE_URL is the console's) ends back on the console's page
+    with browser.open(console + "/billing", timeout=30) as page:
+        connect = urllib.request.Request(console + "/billing/connect", method="POST",
+                                         data=urllib.parse.urlencode({"csrf": _form_token(page.read().decode())}).encode())
+    start = _redirect(browser, connect)
+    install = _redirect(browser, start)  # the stand-in's install page (the start URL's cookie is set)
+    page_url, query = install.split("?", 1)
+    callback = _redirect(browser, urllib.request.Request(page_url, data=(query + "&decision=install").encode()))
+    assert _redirect(browser, callback) == console + "/billing?billing=connected"
     with pytest.raises(urllib.error.HTTPError) as used:  # once only
         urllib.request.urlopen(link, timeout=10)
     assert used.value.code == 400

@@ -273,3 +273,12 @@ def test_the_static_assets_are_the_consoles_own_and_the_root_takes_a_trailing_sl
     assert "<script>" not in page.text and "style=" not in page.text  # nothing inline (the CSP allows none)
     browser.sign_in(mailbox, org.admin.email)
     assert browser.get("/console/").status_code == 200
+
+
+def test_a_console_token_the_api_refuses_is_a_502_not_an_ended_session(make_settings, tx, org):
+    app = create_app(make_settings(CONSOLE_API_TOKEN="not-the-api-token-0123456789abcdefghij"), tx=tx)
+    browser = Browser(app)
+    browser.get("/console/sign-in")
+    answer = browser.post("/console/sign-in", {"email": org.admin.email})
+    assert answer.status_code == 502
+    assert "did not answer" in answer.text

@@ -1,0 +1,110 @@
+"""What a person does in the console, step by step in a real browser (Playwright's sync API)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from console_helpers import Mailbox
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, Response
+
+
+class OriginNullRefused(AssertionError):
+    """The console refused a form of its own page as cross-site: Chromium sends ``Origin: null`` on a
+    same-origin POST from a page served with ``Referrer-Policy: no-referrer`` (the Fetch standard's
+    origin serialization), and the console's cross-site check takes "null" for another site."""
+
+
+class FormActionBlocked(AssertionError):
+    """Chromium aborted a form's POST whose answer redirects to another origin: the console's CSP
+    ``form-action 'self'`` applies to the redirects of a form submission too."""
+
+
+class CookieNotCleared(AssertionError):
+    """The console "cleared" a cookie with ``set_cookie(name, "", max_age=0)``: Falcon writes no
+    Max-Age for 0, so the browser keeps a session cookie whose value is ``""``."""
+
+
+def _not_origin_null_refused(response: Response) -> None:
+    if (response.status == 403 and response.request.method == "POST"
+            and response.request.header_value("origin") == "null"
+            and "sent from another site" in response.text()):
+        raise OriginNullRefused(f"POST {response.url} refused as cross-site (Origin: null, Sec-Fetch-Site: "
+                                f"{response.request.header_value('sec-fetch-site')})")
+
+
+def ok(response: Response | None, status: int = 200) -> Response:
+    assert response is not None, "no response"
+    if status != 403:
+        _not_origin_null_refused(response)
+    if response.status != status:
+        raise AssertionError(f"{response.request.method} {response.url}: {response.status}, not {status}\n"
+                             f"{response.request.all_headers()}\n{response.text()[:2000]}")
+    return response
+
+
+def click_to(page: Page, name: str, *, role: str = "button", status: int = 200) -> Response:
+    """Clicks the button (or link) and answers the last response of the navigation (after redirects)."""
+    with page.expect_navigation() as landed:
+        page.get_by_role(role, name=name, exact=True).click()  # type: ignore[arg-type]
+    return ok(landed.value, status)
+
+
+def ask_for_link(page: Page, root: str, email: str) -> None:
+    ok(page.goto(root + "/sign-in"))
+    page.get_by_label("Email address").fill(email)
+    click_to(page, "Send me a sign-in link")
+    assert page.get_by_role("heading", level=1).inner_text() == "Check your mail"
+
+
+def open_link(page: Page, mailbox: Mailbox, email: str) -> None:
+    """Opens the sign-in link of the latest mail to ``email``: the page with the Sign in button."""
+    ok(page.goto(mailbox.link_for(email)))
+    assert page.get_by_role("button", name="Sign in", exact=True).is_visible()
+
+
+def sign_in(page: Page, root: str, mailbox: Mailbox, email: str) -> None:
+    """The whole flow: the form, the mail's link, Sign in; lands on the console's home."""
+    ask_for_link(page, root, email)
+    open_link(page, mailbox, email)
+    click_to(page, "Sign in")
+    assert page.url == root, page.url
+
+
+def secret_shown(page: Page) -> str:
+    value = page.locator("#secret").input_value()
+    assert value, page.content()
+    return value
+
+
+def csrf_of(page: Page) -> str:
+    token = page.locator('input[name="csrf"]').first.get_attribute("value")
+    assert token
+    return token
+
+
+def forge_post(page: Page, action: str, fields: dict[str, str]) -> Response:
+    """A POST the page does not offer, sent by this browser as a form of the page would be (same
+    origin, the session's cookie and a valid CSRF token): what a person editing the page can do."""
+    fields = {**fields, "csrf": csrf_of(page)}
+    with page.expect_navigation() as landed:
+        page.evaluate(
+            """([action, fields]) => {
+                const form = document.createElement("form");
+                form.method = "post";
+                form.action = action;
+                for (const [name, value] of Object.entries(fields)) {
+                    const input = document.createElement("input");
+                    input.type = "hidden"; input.name = name; input.value = value;
+                    form.appendChild(input);
+                }
+                document.body.appendChild(form);
+                form.submit();
+            }""",
+            [action, fields],
+        )
+    response = landed.value
+    assert response is not None
+    _not_origin_null_refused(response)  # not the console's own refusal: the service's, below
+    return response

@@ -1,0 +1,149 @@
+"""Accessibility: axe-core (``axe-playwright-python``, which ships axe.min.js: nothing is fetched) on
+every page of the console, rendered by the console served for real (gunicorn over HTTPS, the real
+services): 0 serious or critical violations. The counts by impact per page are written to
+``.run/screenshots/console/axe.json`` and printed; every page is saved as a screenshot too.
+
+axe is injected with Playwright's ``evaluate`` (the DevTools protocol), which the page's CSP
+(``script-src 'self'``, no inline script) does not govern: no ``bypass_csp`` is needed.
+
+The console refuses the forms of its own pages in Chromium today (``OriginNullRefused`` in
+console_browser: ``Origin: null`` under ``Referrer-Policy: no-referrer``). So that the pages behind
+a POST (signed in, the secret shown) are checked all the same, this module alone sends the POSTs of
+its browser again without the ``Origin`` header (``route.fetch``: the same cookies, body and CSRF
+token; the console then relies on Sec-Fetch-Site and the token). The functional tests do not.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from console_browser import click_to, ok, secret_shown
+
+pytestmark = pytest.mark.usefixtures("console")
+
+BLOCKING = ("serious", "critical")
+
+
+@pytest.fixture
+def axe_page(page, console):
+    def resend_without_origin(route: Any, request: Any) -> None:
+        if request.method != "POST":
+            route.continue_()
+            return
+        headers = {k: v for k, v in request.all_headers().items() if k.lower() != "origin"}
+        route.fulfill(response=route.fetch(headers=headers, max_redirects=0))
+
+    page.route(console.root + "/**", resend_without_origin)
+    return page
+
+
+@pytest.fixture(scope="module")
+def axe() -> Any:
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+def test_every_page_has_no_serious_or_critical_axe_violation(axe_page, axe, console, mailbox, browser_org,
+                                                              receiver, shot):
+    page, root = axe_page, console.root
+    results: dict[str, dict[str, Any]] = {}
+    folder: list[Any] = []
+
+    def check(name: str) -> None:
+        found = axe.run(page).response["violations"]
+        results[name] = {
+            "url": page.url.replace(console.origin, ""),
+            "by_impact": dict(Counter(v["impact"] for v in found)),
+            "violations": [{"id": v["id"], "impact": v["impact"], "nodes": len(v["nodes"]), "help": v["help"]}
+                           for v in found],
+        }
+        folder[:] = [shot(page, f"axe-{name}").parent]
+
+    def visit(name: str, path: str, status: int = 200) -> None:
+        ok(page.goto(root + path), status)
+        check(name)
+
+    visit("sign-in", "/sign-in")
+    # axe does run under the page's CSP: the sign-in field without its label is a critical violation
+    page.evaluate('document.querySelector("label[for=email]").remove()')
+    unlabelled = axe.run(page).response["violations"]
+    assert ("label", "critical") in {(v["id"], v["impact"]) for v in unlabelled}, unlabelled
+    ok(page.reload())
+    page.get_by_label("Email address").fill(browser_org.admin.email)
+    click_to(page, "Send me a sign-in link")
+    check("sign-in-sent")
+    ok(page.goto(mailbox.link_for(browser_org.admin.email)))
+    check("sign-in-link")
+    click_to(page, "Sign in")
+    check("home")
+    visit("keys", "/api-keys")
+    visit("key-form", "/api-keys/new")
+    page.get_by_label("Name").fill("Axe key")
+    click_to(page, "Issue the key", status=201)
+    assert secret_shown(page).startswith("dps_")
+    check("key-secret")
+    visit("keys-with-a-key", "/api-keys")
+    row = page.get_by_role("row").filter(has=page.get_by_role("rowheader", name="Axe key", exact=True))
+    rotate = row.get_by_role("link", name="Rotate Axe key").get_attribute("href")
+    revoke = row.get_by_role("link", name="Revoke Axe key").get_attribute("href")
+    visit("confirm-rotate-key", rotate.removeprefix("/console"))
+    visit("confirm-revoke-key", revoke.removeprefix("/console"))
+
+    visit("team", "/team")
+    user_row = page.get_by_role("row").filter(has_text=browser_org.user.email)
+    if user_row.get_by_role("button", name="Grant access").count():
+        with page.expect_navigation():
+            user_row.get_by_role("button", name="Grant access").click()
+    withdraw = page.get_by_role("row").filter(has_text=browser_org.user.email).get_by_role("link").get_attribute("href")
+    visit("confirm-withdraw-access", withdraw.removeprefix("/console"))
+
+    visit("webhooks", "/webhooks")
+    visit("event-catalogue", "/webhooks/event-types")
+    visit("webhook-form", "/webhooks/new")
+    page.get_by_label("URL").fill(receiver.url)
+    page.get_by_role("checkbox").first.check()
+    click_to(page, "Add the endpoint", status=201)
+    check("webhook-secret")
+    detail = page.locator('main a[href^="/console/webhooks/"]').first.get_attribute("href")
+    assert detail and detail.count("/") == 3, detail
+    visit("webhook-detail", detail.removeprefix("/console"))
+    click_to(page, "Send a test event")
+    visit("webhook-edit-form", detail.removeprefix("/console") + "/edit")
+    visit("confirm-rotate-signing-secret", detail.removeprefix("/console") + "/rotate-secret")
+    visit("confirm-delete-endpoint", detail.removeprefix("/console") + "/delete")
+    deliveries = detail.removeprefix("/console") + "/deliveries"
+    deadline = time.monotonic() + 15
+    visit("deliveries", deliveries)
+    while "SUCCESS" not in page.locator("main").inner_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+        ok(page.reload())
+    check("deliveries")
+    with page.expect_navigation():
+        page.locator("tbody tr").first.get_by_role("link").click()
+    check("delivery")
+    visit("webhooks-with-an-endpoint", "/webhooks")
+
+    visit("billing", "/billing")
+    visit("billing-pushes", "/billing/pushes")
+    visit("not-found", "/nowhere", 404)
+
+    report = _report(results)
+    print("\n" + report)
+    (folder[0] / "axe.json").write_text(json.dumps(results, indent=2) + "\n")
+    blocking = {name: [v for v in r["violations"] if v["impact"] in BLOCKING] for name, r in results.items()}
+    assert not any(blocking.values()), {k: v for k, v in blocking.items() if v}
+
+
+def _report(results: dict[str, dict[str, Any]]) -> str:
+    lines = [f"{'page':32} {'critical':>8} {'serious':>8} {'moderate':>8} {'minor':>6}  rules"]
+    for name, r in results.items():
+        count: Callable[[str], int] = lambda impact: r["by_impact"].get(impact, 0)  # noqa: E731
+        rules = ", ".join(f"{v['id']}({v['impact']})" for v in r["violations"]) or "-"
+        lines.append(f"{name:32} {count('critical'):>8} {count('serious'):>8} {count('moderate'):>8} {count('minor'):>6}  {rules}")
+    return "\n".join(lines)

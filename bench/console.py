@@ -1,0 +1,243 @@
+"""``make bench-console``: every page of the settings console, its server time and its calls to the
+services, on the demo data (issue 16).
+
+Fresh databases on DATABASE_URL's server; the api seeded with ``make run``'s demo organization
+(``dps_api.seed``); the api, the webhook dispatcher, the billing connector (the platform stand-in
+behind it) and the console each under gunicorn with the production settings over TLS (one worker
+each: a shared machine), every service logging its JSON ``request`` lines (``durationMs``). The demo
+admin signs in (a real SMTP server receives the link), adds a webhook endpoint, sends a test event
+and issues a key, through the console's own forms. Then, one request at a time:
+
+- each page ``--rounds`` times, the pages interleaved within a round; **server time** is the
+  console's own ``durationMs`` for that request (its log), p50 and p95 per page;
+- each page once more alone, counting the requests each service logged meanwhile: the console's
+  **calls per service** (the api's key checks by the dispatcher and the connector are not counted:
+  they are the services' own, cached ``KEY_CACHE_TTL_SECONDS``). The event catalogue is kept by the
+  console for a few minutes: its count is that of a visit within that time (the first calls the
+  dispatcher once).
+
+Prints a table, exits 1 when a page is over 150 ms at p95 or calls a service more than once.
+Speed is measured here and never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import requests
+from databases import fresh_database
+
+from dps_common import migrations
+from dps_common.crypto import new_key
+from dps_common.testing.processes import bound_listener, gunicorn, write_tls_files
+from dps_common.testing.rate_limits import UNTHROTTLED
+
+P95_LIMIT_MS = 150.0
+ROOT = Path(__file__).resolve().parents[1]
+SERVICES = ("api", "webhooks", "billing")
+LINK = re.compile(r"https://\S+/sign-in/link\?token=([A-Za-z0-9_-]+)")
+CSRF = re.compile(r'name="csrf" value="([^"]*)"')
+
+
+def requests_logged(log: Path) -> list[dict[str, Any]]:
+    lines = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("message") == "request":
+                lines.append(record)
+    return lines
+
+
+def settled(logs: dict[str, Path], counts: dict[str, int], expect: str, min_new: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """The request lines each log gained since ``counts``, once ``expect``'s has ``min_new`` and none moves."""
+    deadline = time.monotonic() + 5
+    last: dict[str, int] = {}
+    while True:
+        now = {name: requests_logged(path) for name, path in logs.items()}
+        sizes = {name: len(lines) for name, lines in now.items()}
+        if sizes[expect] - counts[expect] >= min_new and sizes == last or time.monotonic() > deadline:
+            return {name: lines[counts[name]:] for name, lines in now.items()}
+        last = sizes
+        time.sleep(0.05)
+
+
+class Browser:
+    """A requests session as the person's browser: cookies, each form's CSRF token sent back."""
+
+    def __init__(self, root: str, ca: str):
+        self.root = root
+        self.http = requests.Session()
+        self.ca = ca
+        self.last = ""
+
+    def get(self, path: str) -> requests.Response:
+        resp = self.http.get(self.root + path, allow_redirects=True, timeout=30, verify=self.ca)
+        self.last = resp.text
+        return resp
+
+    def post(self, path: str, form: list[tuple[str, str]]) -> requests.Response:
+        token = CSRF.search(self.last)
+        assert token, "no CSRF token on the last page"
+        resp = self.http.post(self.root + path, data=[*form, ("csrf", token.group(1))], allow_redirects=True,
+                              timeout=30, verify=self.ca)
+        self.last = resp.text
+        return resp
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=100, help="requests per page (default 100)")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"))
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT / "services" / "console" / "tests"))
+    from dps_api.seed import seed_and_issue_admin_key
+    from dps_api.seed.data import USERS
+    from dps_api.settings import Settings as ApiSettings
+    from dps_billing_stand_in.server import BillingStandIn
+
+    from console_helpers import start_mailbox  # the suite's real SMTP server (aiosmtpd)
+
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-console-{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    tls = write_tls_files(work)
+    logs = {name: work / f"{name}.log" for name in ("console", *SERVICES)}
+    admin_email = USERS["admin"][0]
+    tokens = {"INTERNAL_API_TOKEN": "bench-internal-token-0123456789abcdef0123",
+              "CONSOLE_API_TOKEN": "bench-console-token-0123456789abcdef0123",
+              "CURSOR_SECRET": "bench-cursor-secret-0123456789abcdef0123456"}
+    base = {**os.environ, "LOG_LEVEL": "INFO", "API_CA_FILE": tls["ca"], **UNTHROTTLED}
+
+    with ExitStack() as stack:
+        dbs = {name: stack.enter_context(fresh_database(args.database_url, f"dps_bench_console_{name}"))
+               for name in ("api", "webhooks", "billing", "console")}
+        api_env = {**base, **tokens, "DATABASE_URL": dbs["api"], "KEY_CACHE_TTL_SECONDS": "1",
+                   "API_KEY_PEPPER": "bench-pepper-0123456789abcdef0123456789abcdef"}
+        migrations.upgrade("dps_api", dbs["api"])
+        seed_and_issue_admin_key(ApiSettings.from_env(api_env))
+        api = stack.enter_context(gunicorn("dps_api.wsgi:create()", api_env, tls, logs["api"], workers=1))
+
+        migrations.upgrade("dps_webhooks", dbs["webhooks"])
+        webhooks = stack.enter_context(gunicorn("dps_webhooks.wsgi:create()", {
+            **base, "DATABASE_URL": dbs["webhooks"], "API_URL": api, "CURSOR_SECRET": tokens["CURSOR_SECRET"],
+            "INTERNAL_API_TOKEN": tokens["INTERNAL_API_TOKEN"], "WEBHOOK_SECRET_KEY": new_key(),
+            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "KEY_CACHE_TTL_SECONDS": "30"}, tls, logs["webhooks"], workers=1))
+
+        console_listener, billing_listener = bound_listener(), bound_listener()
+        console_url = f"https://127.0.0.1:{console_listener.getsockname()[1]}/console"
+        billing = f"https://127.0.0.1:{billing_listener.getsockname()[1]}"
+        callback = billing + "/external/v1/billing-connection/callback"
+        platform_secret, client_id, hook_secret = "sk_test_bench_console", "ca_bench_console", "whsec_bench_console_0123456789"
+        stand_in = BillingStandIn.start(secret_key=platform_secret, client_id=client_id, redirect_uris=[callback],
+                                        webhook_url=billing + "/external/v1/billing-platform/webhooks",
+                                        webhook_secret=hook_secret)
+        stack.callback(stand_in.stop)
+        migrations.upgrade("dps_billing", dbs["billing"])
+        stack.enter_context(gunicorn("dps_billing.wsgi:create()", {
+            **base, "DATABASE_URL": dbs["billing"], "API_URL": api, "INTERNAL_API_TOKEN": tokens["INTERNAL_API_TOKEN"],
+            "CURSOR_SECRET": tokens["CURSOR_SECRET"], "BILLING_SECRET_KEY": platform_secret, "BILLING_CLIENT_ID": client_id,
+            "BILLING_API_URL": stand_in.api_url, "BILLING_MARKETPLACE_URL": stand_in.marketplace_url,
+            "BILLING_DASHBOARD_URL": stand_in.dashboard_url, "BILLING_REDIRECT_URI": callback,
+            "BILLING_WEBHOOK_SECRET": hook_secret, "BILLING_TOKEN_KEY": new_key(),
+            "BILLING_STATE_SECRET": "bench-console-state-secret-0123456789abcdef", "CONSOLE_URL": console_url,
+            "KEY_CACHE_TTL_SECONDS": "30"}, tls, logs["billing"], workers=1, listener=billing_listener))
+
+        mailbox = stack.enter_context(start_mailbox())
+        migrations.upgrade("dps_console", dbs["console"])
+        console = stack.enter_context(gunicorn("dps_console.wsgi:create()", {
+            **base, "DATABASE_URL": dbs["console"], "API_URL": api + "/external/v1", "API_INTERNAL_URL": api,
+            "WEBHOOKS_URL": webhooks + "/external/v1", "BILLING_URL": billing + "/external/v1",
+            "CONSOLE_API_TOKEN": tokens["CONSOLE_API_TOKEN"], "SMTP_URL": mailbox.url,
+            "MAIL_FROM": "console@bench.example", "CONSOLE_PUBLIC_URL": console_url,
+            "CONSOLE_SECRET_KEY": new_key()}, tls, logs["console"], workers=1, listener=console_listener))
+
+        person = Browser(console + "/console", tls["ca"])
+        person.get("/sign-in")
+        assert person.post("/sign-in", [("email", admin_email)]).status_code == 200
+        token = LINK.search(mailbox.to(admin_email)[-1].get_content())
+        assert token, "no sign-in link in the mail"
+        person.get("/sign-in/link?token=" + token.group(1))
+        assert person.post("/sign-in/link", [("token", token.group(1))]).url == console + "/console"
+        person.get("/webhooks/new")
+        created = person.post("/webhooks/new", [("url", "https://127.0.0.1:9/hooks"), ("description", "bench"),
+                                                ("eventTypes", "quote.approved")])
+        assert created.status_code == 201, created.text[:500]
+        endpoint = re.search(r'href="/console/webhooks/([0-9a-f-]{36})"', created.text).group(1)  # type: ignore[union-attr]
+        person.get(f"/webhooks/{endpoint}")
+        person.post(f"/webhooks/{endpoint}/test", [])
+        log_page = person.get(f"/webhooks/{endpoint}/deliveries").text
+        delivery = re.search(rf"/console/webhooks/{endpoint}/deliveries/([0-9a-f-]{{36}})", log_page).group(1)  # type: ignore[union-attr]
+        person.get("/api-keys/new")
+        issued = person.post("/api-keys/new", [("name", "bench key"), ("role", "user")])
+        assert issued.status_code == 201, issued.text[:500]
+        key_id = re.search(r"/console/api-keys/([A-Za-z0-9_-]+)/rotate", person.get("/api-keys").text).group(1)  # type: ignore[union-attr]
+
+        pages = {
+            "home": "", "API keys": "/api-keys", "issue a key (form)": "/api-keys/new",
+            "confirm rotate key": f"/api-keys/{key_id}/rotate?name=bench%20key", "team": "/team",
+            "webhooks": "/webhooks", "webhook form": "/webhooks/new", "event catalogue": "/webhooks/event-types",
+            "webhook detail": f"/webhooks/{endpoint}", "webhook edit form": f"/webhooks/{endpoint}/edit",
+            "delivery log": f"/webhooks/{endpoint}/deliveries", "delivery": f"/webhooks/{endpoint}/deliveries/{delivery}",
+            "billing": "/billing", "billing pushes": "/billing/pushes", "not found (404)": "/nowhere",
+        }
+        session = requests.Session()  # the timed requests: the person's cookie, one keep-alive connection
+        session.cookies.update(person.http.cookies)
+
+        def fetch(path: str) -> None:
+            resp = session.get(console + "/console" + path, allow_redirects=False, timeout=30, verify=tls["ca"])
+            assert resp.status_code in (200, 404), (path, resp.status_code)
+
+        calls: dict[str, dict[str, int]] = {}
+        routes: dict[str, list[str]] = {}
+        for name, path in pages.items():  # also warms each page once
+            before = {n: len(requests_logged(p)) for n, p in logs.items()}
+            fetch(path)
+            new = settled(logs, before, "console")
+            console_calls = {service: [f"{service} {r.get('method')} {r.get('route')}" for r in new[service]
+                                       if not str(r.get("route", "")).startswith("/internal/v1/key")] for service in SERVICES}
+            calls[name] = {service: len(found) for service, found in console_calls.items()}
+            routes[name] = [call for found in console_calls.values() for call in found]
+
+        before = len(requests_logged(logs["console"]))
+        for _ in range(args.rounds):
+            for path in pages.values():
+                fetch(path)
+        time.sleep(0.5)
+        timed = requests_logged(logs["console"])[before:]
+        by_route: dict[str, list[float]] = {}
+        paths = list(pages.values())
+        assert len(timed) >= len(paths) * args.rounds, (len(timed), len(paths) * args.rounds)
+        for i, record in enumerate(timed[: len(paths) * args.rounds]):
+            by_route.setdefault(paths[i % len(paths)], []).append(float(record["durationMs"]))
+
+    failed = False
+    print(f"\nconsole pages, {args.rounds} requests each, server time (the console's durationMs), "
+          f"{platform.node()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{'page':22} {'p50 ms':>7} {'p95 ms':>7}  " + "  ".join(f"{s:>8}" for s in SERVICES) + "  calls")
+    for name, path in pages.items():
+        times = sorted(by_route[path])
+        p50 = statistics.median(times)
+        p95 = times[max(0, round(0.95 * len(times)) - 1)]
+        over = p95 > P95_LIMIT_MS or any(c > 1 for c in calls[name].values())
+        failed |= over
+        print(f"{name:22} {p50:7.1f} {p95:7.1f}  " + "  ".join(f"{calls[name][s]:>8}" for s in SERVICES)
+              + "  " + ("; ".join(routes[name]) or "-") + ("  <- over" if over else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

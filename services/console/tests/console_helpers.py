@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -84,8 +85,9 @@ class Browser:
         return headers
 
     def _keep(self, result: falcon.testing.Result) -> falcon.testing.Result:
+        # as a browser does: a cookie goes only when it expires (an empty value is a value)
         for name, cookie in result.cookies.items():
-            if cookie.max_age == 0 or cookie.value == "":
+            if cookie.max_age == 0 or (cookie.expires is not None and cookie.expires <= datetime.now(UTC)):
                 self.cookies.pop(name, None)
             else:
                 self.cookies[name] = cookie.value

@@ -10,34 +10,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page, Response
 
 
-class OriginNullRefused(AssertionError):
-    """The console refused a form of its own page as cross-site: Chromium sends ``Origin: null`` on a
-    same-origin POST from a page served with ``Referrer-Policy: no-referrer`` (the Fetch standard's
-    origin serialization), and the console's cross-site check takes "null" for another site."""
-
-
-class FormActionBlocked(AssertionError):
-    """Chromium aborted a form's POST whose answer redirects to another origin: the console's CSP
-    ``form-action 'self'`` applies to the redirects of a form submission too."""
-
-
-class CookieNotCleared(AssertionError):
-    """The console "cleared" a cookie with ``set_cookie(name, "", max_age=0)``: Falcon writes no
-    Max-Age for 0, so the browser keeps a session cookie whose value is ``""``."""
-
-
-def _not_origin_null_refused(response: Response) -> None:
-    if (response.status == 403 and response.request.method == "POST"
-            and response.request.header_value("origin") == "null"
-            and "sent from another site" in response.text()):
-        raise OriginNullRefused(f"POST {response.url} refused as cross-site (Origin: null, Sec-Fetch-Site: "
-                                f"{response.request.header_value('sec-fetch-site')})")
-
-
 def ok(response: Response | None, status: int = 200) -> Response:
     assert response is not None, "no response"
-    if status != 403:
-        _not_origin_null_refused(response)
     if response.status != status:
         raise AssertionError(f"{response.request.method} {response.url}: {response.status}, not {status}\n"
                              f"{response.request.all_headers()}\n{response.text()[:2000]}")
@@ -106,5 +80,4 @@ def forge_post(page: Page, action: str, fields: dict[str, str]) -> Response:
         )
     response = landed.value
     assert response is not None
-    _not_origin_null_refused(response)  # not the console's own refusal: the service's, below
     return response

@@ -5,12 +5,6 @@ services): 0 serious or critical violations. The counts by impact per page are w
 
 axe is injected with Playwright's ``evaluate`` (the DevTools protocol), which the page's CSP
 (``script-src 'self'``, no inline script) does not govern: no ``bypass_csp`` is needed.
-
-The console refuses the forms of its own pages in Chromium today (``OriginNullRefused`` in
-console_browser: ``Origin: null`` under ``Referrer-Policy: no-referrer``). So that the pages behind
-a POST (signed in, the secret shown) are checked all the same, this module alone sends the POSTs of
-its browser again without the ``Origin`` header (``route.fetch``: the same cookies, body and CSRF
-token; the console then relies on Sec-Fetch-Site and the token). The functional tests do not.
 """
 
 from __future__ import annotations
@@ -29,19 +23,6 @@ pytestmark = pytest.mark.usefixtures("console")
 BLOCKING = ("serious", "critical")
 
 
-@pytest.fixture
-def axe_page(page, console):
-    def resend_without_origin(route: Any, request: Any) -> None:
-        if request.method != "POST":
-            route.continue_()
-            return
-        headers = {k: v for k, v in request.all_headers().items() if k.lower() != "origin"}
-        route.fulfill(response=route.fetch(headers=headers, max_redirects=0))
-
-    page.route(console.root + "/**", resend_without_origin)
-    return page
-
-
 @pytest.fixture(scope="module")
 def axe() -> Any:
     from axe_playwright_python.sync_playwright import Axe
@@ -49,9 +30,9 @@ def axe() -> Any:
     return Axe()
 
 
-def test_every_page_has_no_serious_or_critical_axe_violation(axe_page, axe, console, mailbox, browser_org,
+def test_every_page_has_no_serious_or_critical_axe_violation(page, axe, console, mailbox, browser_org,
                                                               receiver, shot):
-    page, root = axe_page, console.root
+    root = console.root
     results: dict[str, dict[str, Any]] = {}
     folder: list[Any] = []
 

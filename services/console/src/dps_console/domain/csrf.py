@@ -20,9 +20,13 @@ def csrf_valid(key: bytes, binding: str | None, token: str | None) -> bool:
 
 def cross_site(origin: str | None, fetch_site: str | None, own_origin: str) -> bool:
     """True when the browser says the request comes from another site: a POST is then refused.
-    Browsers that send neither header (old ones, non-browsers) rely on the CSRF token alone."""
-    if fetch_site is not None and fetch_site.lower() not in ("same-origin", "none"):
-        return True
-    if origin is not None and origin.rstrip("/").lower() != own_origin.lower():
+
+    ``Sec-Fetch-Site`` decides when the browser sends it (every current one does). Otherwise
+    ``Origin`` is compared, except ``null``: a browser sends that for a same-origin POST from a
+    page served with ``Referrer-Policy: no-referrer``, so it tells nothing. Browsers that send
+    neither header (old ones, non-browsers) rely on the CSRF token alone."""
+    if fetch_site is not None:
+        return fetch_site.lower() not in ("same-origin", "none")
+    if origin is not None and origin != "null" and origin.rstrip("/").lower() != own_origin.lower():
         return True
     return False

@@ -43,8 +43,13 @@ class Billing:
 
 
 class Connect:
-    def __init__(self, ctx: AppContext):
+    """Asks the connector for its start URL and hands it to the person as a link: the page's
+    ``form-action 'self'`` forbids a form's redirect to leave the console, and a link is a plain
+    navigation (the start URL is single use, short-lived, and bound to this browser once opened)."""
+
+    def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
+        self._renderer = renderer
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         session = signed_in(req)
@@ -55,7 +60,8 @@ class Connect:
         start = answer.get("startUrl") or answer.get("authorizeUrl")
         if not isinstance(start, str) or not start.startswith(("https://", "http://")):
             raise falcon.HTTPBadGateway(title="The billing connector gave no address to connect at.")
-        raise redirect(start)
+        self._renderer.render(req, resp, "billing_continue.html", section="billing",
+                              title="Continue to the billing platform", start_url=start)
 
 
 class Disconnect:
@@ -96,6 +102,6 @@ class Pushes:
 def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,
              cookies: Cookies) -> None:
     app.add_route(ROOT + "/billing", Billing(ctx, renderer))
-    app.add_route(ROOT + "/billing/connect", Connect(ctx))
+    app.add_route(ROOT + "/billing/connect", Connect(ctx, renderer))
     app.add_route(ROOT + "/billing/disconnect", Disconnect(ctx, renderer))
     app.add_route(ROOT + "/billing/pushes", Pushes(ctx, renderer))

@@ -11,6 +11,7 @@ body, rendering a template, redirects and the error pages.
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -39,6 +40,7 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 MAX_FORM_BYTES = 64 * 1024
+_LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class Cookies:
@@ -52,7 +54,9 @@ class Cookies:
         resp.set_cookie(name, value, path="/", secure=self.secure, http_only=True, same_site="Lax")
 
     def clear(self, resp: falcon.Response, name: str) -> None:
-        resp.set_cookie(name, "", max_age=0, path="/", secure=self.secure, http_only=True, same_site="Lax")
+        # An expiry in the past, with the attributes it was set with: Falcon writes no Max-Age=0, and a
+        # __Host- cookie is only replaced by one that is Secure with Path=/.
+        resp.set_cookie(name, "", expires=_LONG_AGO, path="/", secure=self.secure, http_only=True, same_site="Lax")
 
     def read(self, req: falcon.Request, name: str) -> str | None:
         values = req.get_cookie_values(name)

@@ -1,6 +1,6 @@
 """Spec section 5 for the billing connector: the same ``x-api-key`` and the same two 401 messages as
 every endpoint; 403 naming the documented scope a role lacks (the connection is the admin's, as
-the spec's connection flow says: "admin only"; a push is the quote's owner's or an admin's, who
+the spec's connection flow says: "admin only"; a push is an admin's (not in the user role), who
 works on other users' quotes; view-only keys push nothing); other organizations' quotes are not
 found. The browser's callback and the platform's signed webhooks take no key."""
 
@@ -24,6 +24,7 @@ ROLE_TABLE = [
     ("POST", f"/pricing-quotes/{ID}/billing-pushes", "admin"),  # not in the user role (spec section 5)
     ("GET", f"/pricing-quotes/{ID}/billing-pushes", "view only"),
     ("GET", f"/pricing-quotes/{ID}/billing-pushes/{ID}", "view only"),
+    ("GET", "/billing-pushes", "view only"),
 ]
 EXPECTED_SCOPES = {
     ("GET", "/billing-connection"): ["billing:manage"],
@@ -32,6 +33,7 @@ EXPECTED_SCOPES = {
     ("POST", "/pricing-quotes/{quote_id}/billing-pushes"): ["billing:push"],
     ("GET", "/pricing-quotes/{quote_id}/billing-pushes"): ["quotes:read"],
     ("GET", "/pricing-quotes/{quote_id}/billing-pushes/{push_id}"): ["quotes:read"],
+    ("GET", "/billing-pushes"): ["quotes:read"],
 }
 
 
@@ -137,7 +139,7 @@ def foreign(billing, make_org):
     other = make_org("Billing Foreign Co")
     billing.connect(other)
     quote = billing.simple_quote(other, other.user)
-    return other, quote, billing.pushed(other.user, quote["id"])
+    return other, quote, billing.pushed(other.admin, quote["id"])
 
 
 def test_another_organizations_quote_cannot_be_pushed(billing, connected, foreign):

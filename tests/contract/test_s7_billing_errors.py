@@ -111,12 +111,12 @@ def test_a_grant_revoked_on_the_platform_breaks_the_connection_and_refuses_pushe
         billing.stand_in.wait_for_webhooks(timeout=30)
     finally:
         billing.stand_in.webhook_url = billing.connector.origin + "/external/v1/billing-platform/webhooks"
-    failed = billing.pushed(broken.user, quote["id"])
+    failed = billing.pushed(broken.admin, quote["id"])
     assert failed["status"] == "failed"
     assert failed["error"]["code"] == "billing_connection_broken"
     connection = billing.connection(broken)
     assert connection["status"] == "broken" and connection["brokenReason"]
-    _problem(billing.push(broken.user, quote["id"]), 409, "billing_connection_broken")
+    _problem(billing.push(broken.admin, quote["id"]), 409, "billing_connection_broken")
     reconnected = billing.connect(broken)
     assert reconnected["status"] == "connected"
-    assert billing.pushed(broken.user, quote["id"])["status"] == "succeeded"
+    assert billing.pushed(broken.admin, quote["id"])["status"] == "succeeded"

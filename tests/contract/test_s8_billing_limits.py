@@ -40,7 +40,7 @@ def _calls(billing, account: str, push_id: str) -> list:
 
 def test_one_line_too_many_creates_nothing_and_says_why(billing, org, account, product):
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])] * (MAX_LINE_ITEMS + 1))
-    push = billing.pushed(org.user, quote["id"])
+    push = billing.pushed(org.admin, quote["id"])
     assert push["status"] == "failed"
     assert push["error"]["code"] == "limit_exceeded"
     assert str(MAX_LINE_ITEMS) in push["error"]["message"] and str(MAX_LINE_ITEMS + 1) in push["error"]["message"]
@@ -55,7 +55,7 @@ def test_the_most_line_items_go_through_without_a_single_429(billing, org, accou
     quote = billing.approved_quote(org, org.user, [data.line(product["id"])] * MAX_LINE_ITEMS)
     limiter = billing.stand_in.faults.rate_limit(PLATFORM_RATE_PER_SECOND)
     try:
-        push = billing.pushed(org.user, quote["id"])
+        push = billing.pushed(org.admin, quote["id"])
     finally:
         billing.stand_in.faults.remove(limiter)
     assert push["status"] == "succeeded", push

@@ -16,13 +16,17 @@ CONNECTOR_OPERATIONS = {
     ("GET", "/billing-connection"): ["billing:manage"],
     ("DELETE", "/billing-connection"): ["billing:manage"],
     ("POST", "/billing-connection/authorize"): ["billing:manage"],
+    ("GET", "/billing-connection/start"): [],
     ("GET", "/billing-connection/callback"): [],
+    ("GET", "/billing-pushes"): ["quotes:read"],
     ("POST", "/billing-platform/webhooks"): [],
     ("POST", "/pricing-quotes/{quote_id}/billing-pushes"): ["billing:push"],
     ("GET", "/pricing-quotes/{quote_id}/billing-pushes"): ["quotes:read"],
     ("GET", "/pricing-quotes/{quote_id}/billing-pushes/{push_id}"): ["quotes:read"],
 }
-PUBLIC = {("GET", "/billing-connection/callback"), ("POST", "/billing-platform/webhooks")}
+PUBLIC = {
+    ("GET", "/billing-connection/start"), ("GET", "/billing-connection/callback"), ("POST", "/billing-platform/webhooks"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +82,7 @@ def test_the_contract_tests_requests_are_documented_operations(billing):
     """The check every request of these tests passes through, shown to refuse what is not documented."""
     assert billing.connector.operation("GET", "/pricing-quotes/abc/billing-pushes?limit=2") == (
         "GET", "/pricing-quotes/{quote_id}/billing-pushes")
-    for method, path in (("PUT", "/billing-connection"), ("GET", "/billing-pushes"),
+    for method, path in (("PUT", "/billing-connection"), ("POST", "/billing-pushes"),
                          ("DELETE", "/pricing-quotes/abc/billing-pushes/def")):
         with pytest.raises(AssertionError, match="not an operation"):
             billing.connector.call(method, path)

@@ -30,6 +30,7 @@ from dps_common.testing.events import assert_documented_event
 
 from dps_billing.schemas.events import EVENTS
 
+CONSOLE_URL = "https://console.example/console"  # the connector's CONSOLE_URL in these tests
 WEBHOOK_SECRET = "whsec_billing_connector_tests_0123456789"
 _HIDDEN = re.compile(r'<input type=hidden name=(\w+) value="([^"]*)">')
 _FORM = re.compile(r'<form method=post action="([^"]*)">')

@@ -32,13 +32,12 @@ from dps_billing.db.base import Base
 from dps_billing.settings import Settings
 from dps_billing_stand_in.server import BillingStandIn
 
-from billing_helpers import WEBHOOK_SECRET
+from billing_helpers import CONSOLE_URL, WEBHOOK_SECRET
 from fake_api import FakeApi
 
 INTERNAL_TOKEN = "billing-test-internal-token-0123456789abcdef"
 SECRET_KEY = "sk_test_billing_connector_tests"
 CLIENT_ID = "ca_billing_connector_tests"
-CONSOLE_URL = "https://console.example/console"
 CALLBACK_PATH = "/external/v1/billing-connection/callback"
 WEBHOOKS_PATH = "/external/v1/billing-platform/webhooks"
 

@@ -10,13 +10,12 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import requests
-from conftest import CONSOLE_URL
 from sqlalchemy import select, text, update
 
 from dps_billing.db.models import BillingConnection, OAuthState
 from dps_billing.tokens import TokenSealer
 
-from billing_helpers import browser_install, outcome_of, start_flow
+from billing_helpers import CONSOLE_URL, browser_install, outcome_of, start_flow
 
 CALLBACK = "/external/v1/billing-connection/callback"
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[4]
 SHOTS = ROOT / ".run" / "screenshots" / "console"
+DATABASES: dict[str, str] = {}  # each service fixture names its database here, for the secret scan
 WITHIN_SECONDS = 2.0  # revocation, rotation and sign-out reach the api (and its key cache) by then
 
 
@@ -105,6 +106,7 @@ def webhooks_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[st
     from dps_webhooks.settings import Settings as DispatcherSettings
 
     with fresh_database("dps_console_browser_webhooks") as url:
+        DATABASES["dispatcher"] = url
         migrations.upgrade("dps_webhooks", url)
         settings = DispatcherSettings.from_env({
             "DATABASE_URL": url, "CURSOR_SECRET": api_env["CURSOR_SECRET"], "WEBHOOK_SECRET_KEY": new_key(),
@@ -139,6 +141,7 @@ def billing_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[str
 
     secret_key, client_id, webhook_secret = "sk_test_console_browser", "ca_console_browser", "whsec_console_browser_0123456789"
     with fresh_database("dps_console_browser_billing") as url, late_served() as (origin, late):
+        DATABASES["connector"] = url
         migrations.upgrade("dps_billing", url)
         callback = origin + "/external/v1/billing-connection/callback"
         platform = BillingStandIn.start(secret_key=secret_key, client_id=client_id, redirect_uris=[callback],
@@ -164,11 +167,18 @@ def billing_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[str
 
 
 @pytest.fixture(scope="session")
+def databases(console: Console, api_env: dict[str, str]) -> dict[str, str]:
+    """The database of each of the four services the browser tests run (name -> URL)."""
+    return {"api": api_env["DATABASE_URL"], **DATABASES}
+
+
+@pytest.fixture(scope="session")
 def console(console_listener: Any, console_public_url: str, api_origin: str, api_env: dict[str, str], webhooks_origin: str,
             billing_origin: str, tls_files: dict[str, str], mailbox: Mailbox,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     """The console under gunicorn over HTTPS (production settings), its own migrated database."""
     with fresh_database("dps_console_browser") as url:
+        DATABASES["console"] = url
         migrations.upgrade("dps_console", url)
         env = {
             "DATABASE_URL": url,

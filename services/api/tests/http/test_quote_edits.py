@@ -207,3 +207,14 @@ def test_pricebooks_need_an_assignment_and_must_be_active(client, org):
     assert resp.status_code == 403 and resp.json["code"] == "pricebook_not_assigned"
     # admins may use any pricebook
     assert create_quote(client, org.admin, quote_body(pricebookId=unassigned["id"]))["pricebookId"] == unassigned["id"]
+
+
+def test_a_line_above_list_keeps_its_markup_when_the_currency_changes(client, org):
+    """A net price above list shows as a negative discount; re-pricing keeps that percent (it was a 500)."""
+    item = product(client, org, prices={"USD": "100.00", "EUR": "90.00"})
+    quote = create_quote(client, org.user, quote_body({"productId": item["id"], "quantity": "1", "netUnitPrice": "120"}))
+    assert quote["lines"][0]["discountPercent"] == "-20.0000"
+    resp = patch(client, org.user, quote["id"], currency="EUR")
+    assert resp.status_code == 200, resp.json
+    [line] = resp.json["lines"]
+    assert (line["listUnitPrice"], line["netUnitPrice"], line["discountPercent"]) == ("90.00", "108.00", "-20.0000")

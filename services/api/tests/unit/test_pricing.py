@@ -10,6 +10,7 @@ from dps_api.domain.pricing import (
     LineTerms,
     PricingError,
     Tier,
+    carried_net_price,
     contract_value,
     price_line,
     quote_totals,
@@ -193,3 +194,9 @@ def test_whole_periods_contract_value_is_exactly_periods_times_the_billed_amount
     totals = quote_totals(lines, billing, whole_term, currency)
     assert totals.recurring_per_billing_period == sum((line.amount_per_billing_period for line in lines), D(0))
     assert totals.total_contract_value == totals.recurring_per_billing_period * term
+
+
+def test_a_markup_is_carried_to_a_new_list_price_as_a_net_price_and_a_discount_as_itself():
+    assert carried_net_price(terms(price="90"), D("-20")) == D("108")
+    assert carried_net_price(terms(price="90"), D("25")) is None
+    assert carried_net_price(terms(price="90"), D("0")) is None

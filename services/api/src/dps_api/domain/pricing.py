@@ -140,6 +140,18 @@ def discount_from_net(list_price: Decimal, net_price: Decimal) -> Decimal:
         return round_percent((list_price - net_price) * HUNDRED / list_price)
 
 
+def carried_net_price(terms: LineTerms, discount_percent: Decimal) -> Decimal | None:
+    """The net unit price that carries a line's markup to a new list price (another currency or
+    pricebook); ``None`` when the line keeps its discount percent as it is.
+
+    A re-priced line keeps its discount percent. A markup (a net price above list, shown as a
+    negative discount) cannot be given as a discount percent, so it is kept as the net price the
+    same percent above the new list price."""
+    if discount_percent >= ZERO:
+        return None
+    return net_from_discount(unit_list_price(terms), discount_percent)
+
+
 def _check(terms: LineTerms) -> None:
     if terms.quantity <= ZERO:
         raise PricingError("quantity", "must be greater than 0")

@@ -22,6 +22,7 @@ from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.money import is_supported_currency
+from dps_api.domain.pricing import carried_net_price
 from dps_api.domain.quote_commands import CreateQuote, UpdateQuote
 from dps_api.domain.quote_views import QuoteView
 from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
@@ -39,6 +40,7 @@ from dps_api.services.quote_records import (
     find_quote,
     finish_edit,
     full_view,
+    line_terms,
     naming_field,
     quote_lines,
     quote_view,
@@ -227,7 +229,8 @@ class QuoteService:
         session: Session, quote: Quote, pricebook: PinnedPricebook | None, field: str, now: datetime
     ) -> Sequence[QuoteLine]:
         """Each line takes its pinned product version's price in the new currency / pricebook and keeps
-        its discount percent (a net price in another currency or pricebook has no meaning). Returns
+        its discount percent (a net price in another currency or pricebook has no meaning; a markup is
+        carried as the net price the same percent above the new list: ``carried_net_price``). Returns
         the quote's lines; the catalog is read in one query per table."""
         lines = quote_lines(session, quote)
         prices = CatalogPrices.load(
@@ -241,6 +244,10 @@ class QuoteService:
             with naming_field(field):
                 product = prices.price(line.product_id, line.product_version)
             copy_catalog_prices(line, product)
-            line.price_basis = PriceBasis.DISCOUNT
+            markup = carried_net_price(line_terms(line), line.discount_percent)
+            if markup is None:
+                line.price_basis = PriceBasis.DISCOUNT
+            else:
+                line.price_basis, line.net_unit_price = PriceBasis.NET, markup
             line.updated_at = now
         return lines

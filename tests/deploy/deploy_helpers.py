@@ -157,3 +157,32 @@ def dev_tree(tmp: Path) -> Path:
         out.mkdir(exist_ok=True)
         (out / name).write_text("".join(f"{k}={v}\n" for k, v in content.items()))
     return tree / "overlays" / "dev"
+
+
+# -- rendered manifests: lookups shared by the Kubernetes tests -----------------------------------
+
+
+def of_kind(docs, kind: str) -> dict[str, dict[str, Any]]:
+    return {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == kind}
+
+
+def selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
+    selector = policy["spec"]["podSelector"]
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "In"
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+def egress_of(docs, labels: dict[str, str]) -> list[dict[str, Any]]:
+    return [rule for p in of_kind(docs, "NetworkPolicy").values() if selects(p, labels)
+            for rule in p["spec"].get("egress", [])]
+
+
+def pod_labels(docs, name: str) -> dict[str, str]:
+    workloads = {**of_kind(docs, "Deployment"), **of_kind(docs, "Job"),
+                 **{n: c["spec"]["jobTemplate"] for n, c in of_kind(docs, "CronJob").items()}}
+    return workloads[name]["spec"]["template"]["metadata"]["labels"]

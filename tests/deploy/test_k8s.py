@@ -11,7 +11,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from deploy_helpers import K8S, dev_tree, render
+from deploy_helpers import K8S, dev_tree, egress_of, of_kind, pod_labels, render, selects
 
 KUBERNETES_VERSION = "1.32.0"  # the oldest minor the manifests promise to support
 PRIVATE = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10"]
@@ -42,10 +42,6 @@ HTTP_SIDES = {"dps-api", "dps-webhook-dispatcher", "dps-billing-connector"}
 def docs(request, tmp_path_factory) -> list[dict[str, Any]]:
     overlay = K8S / "overlays" / "prod" if request.param == "prod" else dev_tree(tmp_path_factory.mktemp("dev"))
     return render(overlay)
-
-
-def of_kind(docs, kind: str) -> dict[str, dict[str, Any]]:
-    return {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == kind}
 
 
 def test_every_document_is_valid_kubernetes_strictly(docs):
@@ -158,28 +154,6 @@ def test_no_secret_values_in_git():
 
 
 # -- network policies -----------------------------------------------------------------------------
-
-
-def selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
-    selector = policy["spec"]["podSelector"]
-    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
-        return False
-    for expression in selector.get("matchExpressions", []):
-        assert expression["operator"] == "In"
-        if labels.get(expression["key"]) not in expression["values"]:
-            return False
-    return True
-
-
-def egress_of(docs, labels: dict[str, str]) -> list[dict[str, Any]]:
-    return [rule for p in of_kind(docs, "NetworkPolicy").values() if selects(p, labels)
-            for rule in p["spec"].get("egress", [])]
-
-
-def pod_labels(docs, name: str) -> dict[str, str]:
-    workloads = {**of_kind(docs, "Deployment"), **of_kind(docs, "Job"),
-                 **{n: c["spec"]["jobTemplate"] for n, c in of_kind(docs, "CronJob").items()}}
-    return workloads[name]["spec"]["template"]["metadata"]["labels"]
 
 
 def test_default_deny_and_a_policy_per_process_type(docs):

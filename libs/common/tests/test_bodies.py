@@ -5,11 +5,11 @@ import io
 import falcon
 import falcon.testing
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from dps_common.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
 from dps_common.http import problems
-from dps_common.http.bodies import MAX_BODY_BYTES, BodyLimit, parse_body, read_body
+from dps_common.http.bodies import MAX_BODY_BYTES, MAX_IGNORED_NAMED, BodyLimit, parse_body, read_body
 
 
 class Line(BaseModel):
@@ -157,3 +157,61 @@ def test_a_small_chunked_body_to_a_route_that_takes_no_body_is_read_and_ignored(
         app, "POST", "/approve", extras={"wsgi.input": io.BytesIO(b"{}")}, headers={"Transfer-Encoding": "chunked"}
     )
     assert result.status_code == 201 and done == ["approved"]
+
+
+class Note(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    text: str = Field(alias="body")
+
+
+class Order(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str
+    lines: list[Line] = []
+    note: Note | None = None
+    labels: dict[str, str] = {}
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+
+
+def _posted(model, body: bytes) -> falcon.testing.Result:
+    app = falcon.App(middleware=[BodyLimit()])
+    problems.install(app)
+
+    class Orders:
+        def on_post(self, req, resp):
+            parse_body(req, model)
+            resp.media = {"ok": True}
+
+    app.add_route("/orders", Orders())
+    return falcon.testing.simulate_post(app, "/orders", body=body, headers={"Content-Type": "application/json"})
+
+
+def test_each_dropped_field_is_named_in_the_ignored_fields_header_as_a_json_path():
+    result = _posted(Order, b'{"name": "n", "discountPercnt": "30", "lines": [{"quantity": 1},'
+                            b' {"quantity": 2, "discountPercnt": "5", "more": {"deep": 1}}],'
+                            b' "note": {"body": "b", "txt": "x"}, "labels": {"any": "kept"}}')
+    assert result.status_code == 200
+    assert result.headers["ignored-fields"] == "discountPercnt, lines[1].discountPercnt, lines[1].more, note.txt"
+
+
+def test_nothing_dropped_no_header_and_aliases_names_and_allowed_extras_are_not_dropped():
+    assert "ignored-fields" not in _posted(Order, b'{"name": "n", "lines": [{"quantity": 1}]}').headers
+    assert "ignored-fields" not in _posted(Order, b'{"name": "n", "note": {"text": "by name"}}').headers
+    assert "ignored-fields" not in _posted(Open, b'{"name": "n", "kept": 1}').headers
+
+
+def test_an_odd_key_is_quoted_ascii_without_commas_and_the_list_is_bounded():
+    assert _posted(Order, '{"name": "n", "a,b\\u00e9\\n": 1}'.encode()).headers["ignored-fields"] == (
+        '["a\\u002cb\\u00e9\\n"]'
+    )
+    many = _posted(Order, ("{" + ", ".join(f'"x{i}": 1' for i in range(80)) + ', "name": "n"}').encode())
+    assert many.headers["ignored-fields"].split(", ") == [f"x{i}" for i in range(MAX_IGNORED_NAMED)]
+
+
+def test_a_refused_body_has_no_ignored_fields_header():
+    result = _posted(Order, b'{"name": 1, "typo": 2}')
+    assert result.status_code == 400 and "ignored-fields" not in result.headers

@@ -8,16 +8,23 @@ budget are checked; past 10 MB it is 413 and nothing is done. 413, 408 and a mal
 connection (``dps_common.http.problems``): the rest of the body is never read.
 
 Bodies are validated straight from bytes by a pydantic model; unknown fields are dropped (the
-spec's rule), malformed JSON and wrong types give 400 naming each offending field.
+spec's rule), malformed JSON and wrong types give 400 naming each offending field. A dropped field is
+never an error, but it is not silent either: the response names each one in ``Ignored-Fields``
+(``IGNORED_FIELDS``), as JSON paths (``discountPercnt, lines[0].discountPercnt``), so a misspelt
+field that changed nothing leaves a trace; set by ``BodyLimit.process_response`` from what
+``parse_body`` found.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import falcon
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, BaseModel, ValidationError
 
 from dps_common.edge.reading import MalformedBody
 from dps_common.errors import BadRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationFailed
@@ -26,6 +33,10 @@ from dps_common.json import loads
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MALFORMED_BODY = "malformed_body"  # the code of a 400 for a body whose framing is broken (closes the connection)
 _READ_CHUNK = 64 * 1024
+# the response header naming the request's fields that were dropped (unknown to the operation)
+IGNORED_FIELDS = "Ignored-Fields"
+MAX_IGNORED_NAMED = 50  # the header names at most this many (the first found, in the body's order)
+_PLAIN_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]{0,99}")
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -69,6 +80,11 @@ class BodyLimit:
     ) -> None:
         if resource is not None and is_chunked(req):
             read_body(req)  # kept on the request for the responder
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object, succeeded: bool) -> None:
+        ignored: list[str] | None = req.context.get("ignored_fields")
+        if ignored:
+            resp.set_header(IGNORED_FIELDS, ", ".join(ignored))
 
 
 def _read_chunked(req: falcon.Request, limit: int) -> bytes:
@@ -126,7 +142,66 @@ def parse_body(req: falcon.Request, model: type[M]) -> M:
         return parsed
     value = _parse(req, model)
     req.context.parsed_body = value
+    req.context.ignored_fields = ignored_fields(value, loads(req.context.raw_body or b"{}"))
     return value
+
+
+def ignored_fields(model: BaseModel, body: Any) -> list[str]:
+    """The paths of the fields of ``body`` (the JSON ``model`` was validated from) that ``model``
+    dropped: unknown to it or to a nested model (a dropped object is named, not its contents)."""
+    found: list[str] = []
+    _dropped(model, body, "", found)
+    return found
+
+
+def _dropped(value: Any, body: Any, path: str, found: list[str]) -> None:
+    if len(found) >= MAX_IGNORED_NAMED:
+        return
+    if isinstance(value, BaseModel) and isinstance(body, dict):
+        names = _input_names(type(value))
+        kept = value.model_extra or {}
+        for key, item in body.items():
+            name = names.get(key)
+            if name is None and key not in kept:
+                if len(found) < MAX_IGNORED_NAMED:
+                    found.append(_member(path, key))
+            elif name is not None:
+                _dropped(getattr(value, name, None), item, _member(path, key), found)
+    elif isinstance(value, (list, tuple)) and isinstance(body, list):
+        for index, (item, sent) in enumerate(zip(value, body)):
+            _dropped(item, sent, f"{path}[{index}]", found)
+    elif isinstance(value, dict) and isinstance(body, dict):
+        for key, item in body.items():
+            if key in value:
+                _dropped(value[key], item, _member(path, key), found)
+
+
+def _member(path: str, key: str) -> str:
+    """``path.key``; a key that is not a plain name as ``path["key"]`` (JSON-escaped, ASCII, no comma)."""
+    if _PLAIN_NAME.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    quoted = json.dumps(key[:100]).replace(",", "\\u002c")
+    return f"{path}[{quoted}]"
+
+
+@lru_cache(maxsize=512)
+def _input_names(model: type[BaseModel]) -> dict[str, str]:
+    """The keys a body may use for ``model``'s fields -> the field's name."""
+    config = model.model_config
+    by_name = bool(config.get("populate_by_name") or config.get("validate_by_name"))
+    names: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        aliases: list[str] = []
+        if isinstance(info.validation_alias, str):
+            aliases.append(info.validation_alias)
+        elif isinstance(info.validation_alias, AliasChoices):
+            aliases += [c for c in info.validation_alias.choices if isinstance(c, str)]
+        elif info.alias:
+            aliases.append(info.alias)
+        if by_name or not aliases:
+            aliases.append(name)
+        names.update((alias, name) for alias in aliases)
+    return names
 
 
 def _parse(req: falcon.Request, model: type[M]) -> M:

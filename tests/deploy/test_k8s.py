@@ -123,10 +123,8 @@ def test_scrape_annotations_name_a_served_port(docs, name):
     template = of_kind(docs, "Deployment")[name]["spec"]["template"]
     annotations = template["metadata"]["annotations"]
     ports = {p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
-    if annotations["prometheus.io/scrape"] == "true":
-        assert int(annotations["prometheus.io/port"]) in ports and annotations["prometheus.io/path"] == "/metrics"
-    else:
-        assert name == "dps-billing-connector-worker"  # no metrics server yet: deploy/README.md, "Known gaps"
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) in ports and annotations["prometheus.io/path"] == "/metrics"
 
 
 def test_one_ingress_to_existing_services(docs):

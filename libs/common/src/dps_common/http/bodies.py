@@ -36,6 +36,16 @@ _READ_CHUNK = 64 * 1024
 # the response header naming the request's fields that were dropped (unknown to the operation)
 IGNORED_FIELDS = "Ignored-Fields"
 MAX_IGNORED_NAMED = 50  # the header names at most this many (the first found, in the body's order)
+# its OpenAPI description, on the answers of every operation that takes a body (dps_common.http.openapi)
+IGNORED_FIELDS_HEADER: dict[str, object] = {
+    "description": "The request's fields that were dropped, unknown to the operation (unknown fields are never "
+                   "an error: check this to catch a misspelt one), as JSON paths separated by `, ` "
+                   "(`discountPercnt, lines[0].discountPercnt`; a key that is not a plain name as "
+                   '`["a key"]`); at most 50. Absent when none was dropped. Also on an error the operation '
+                   "answered after reading the body.",
+    "schema": {"type": "string"},
+    "example": "discountPercnt, lines[0].discountPercnt",
+}
 _PLAIN_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]{0,99}")
 M = TypeVar("M", bound=BaseModel)
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from dps_common.http.bodies import IGNORED_FIELDS, IGNORED_FIELDS_HEADER
 from dps_common.http.openapi_secrets import add_replayed_schemas, document_secret_replay
 from dps_common.http.operations import Operation
 
@@ -142,6 +143,8 @@ def _operation(method: str, path: str, op: Operation) -> dict[str, Any]:
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}},
         }
     ok: dict[str, Any] = {"description": "Success.", "headers": _rate_limit_headers(op.status)}
+    if op.body is not None:  # the fields of the body that were dropped (dps_common.http.bodies)
+        ok["headers"][IGNORED_FIELDS] = IGNORED_FIELDS_HEADER
     if op.response is not None:
         ok["content"] = {"application/json": {"schema": {"$ref": _REF.format(model=op.response.__name__)}}}
     doc["responses"][str(op.status)] = ok

@@ -67,9 +67,12 @@ compose-env:
 k8s-dev-secrets:
 	$(PYTHON) deploy/k8s/overlays/dev/make_secrets.py
 
-# docker-compose.yml and deploy/k8s checked (also part of `make test`): compose config (v2), the
-# overlays rendered by kustomize and validated against the Kubernetes schemas, routing, policies
+# docker-compose.yml, deploy/k8s and deploy/monitoring checked (also part of `make test`): compose
+# config (v2), the overlays rendered by kustomize and validated against the Kubernetes schemas,
+# routing, policies, the alert rules' and dashboard's PromQL; and, where a developer has made the dev
+# overlay's secrets, that they are complete (overlays/dev/check_secrets.py: says what to run if not)
 deploy-check: $(STAMP)
+	test ! -d deploy/k8s/overlays/dev/secrets || $(PYTHON) deploy/k8s/overlays/dev/check_secrets.py
 	$(PYTEST) -p no:xdist tests/deploy
 
 bench-scaling: $(STAMP)

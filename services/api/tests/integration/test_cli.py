@@ -148,3 +148,31 @@ def test_migrate_upgrades_to_head_and_is_repeatable(admin_env, capsys):
     assert "migrated" in capsys.readouterr().out.lower()
     result, _ = run_json(capsys, "migrate")
     assert result == {"revision": "head"}
+
+
+def test_rotate_and_revoke_take_the_printed_prefix_too(org_id, user_id, api, capsys):
+    issued, _ = run_json(capsys, "keys", "create", "--org", org_id, "--user", user_id, "--role", "user", "--name", "by prefix")
+    rotated, _ = run_json(capsys, "keys", "rotate", "--key", issued["prefix"])
+    assert rotated["id"] == issued["id"] and rotated["prefix"] != issued["prefix"]
+    assert (whoami(api, issued["key"]), whoami(api, rotated["key"])) == (401, 200)
+    assert f"API key with prefix {issued['prefix']} not found" in fails(capsys, "keys", "revoke", "--key", issued["prefix"])
+    revoked, _ = run_json(capsys, "keys", "revoke", "--key", rotated["prefix"])
+    assert revoked == {"id": issued["id"], "status": "revoked"}
+    assert whoami(api, rotated["key"]) == 401
+    assert "not a key id (UUID) or a key prefix" in fails(capsys, "keys", "revoke", "--key", rotated["key"])
+
+
+def test_a_wrong_role_is_refused_before_connecting_to_the_database(monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/nowhere")  # nothing listens there
+    monkeypatch.setenv("API_KEY_PEPPER", "p" * 40)
+    org, user = str(uuid.uuid4()), str(uuid.uuid4())
+    err = fails(capsys, "keys", "create", "--org", org, "--user", user, "--role", "owner", "--name", "k")
+    assert "role must be one of: view only, user, admin (got 'owner')" in err and "cannot reach" not in err
+    err = fails(capsys, "users", "create", "--org", org, "--email", "a@b.example", "--name", "A", "--role", "boss")
+    assert "role must be one of" in err and "cannot reach" not in err
+
+
+def test_the_help_says_where_it_finds_make_runs_database(capsys):
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Without DATABASE_URL, while `make run` runs, it uses make run's database and pepper from its .run/admin.env" in text

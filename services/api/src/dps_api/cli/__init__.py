@@ -17,6 +17,7 @@ from dps_common.db import Transactions, make_engine
 from dps_common.errors import ServiceError
 from dps_common.settings import SettingsError
 
+from dps_api.cli.keys import key_row_id
 from dps_api.cli.parser import build_parser
 from dps_api.cli.render import Output
 from dps_api.cli.settings import AdminSettings
@@ -42,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             # another process's key cache is out of reach; its entries expire on their own
             identity = IdentityService(tx, settings.api_key_pepper, _utc_now, _no_cache)
+            if getattr(args, "key", None) is not None:  # keys rotate|revoke: an id, or a prefix to look up
+                args.key = key_row_id(tx, args.key)
             args.handler(args, identity, out)
         finally:
             tx.dispose()

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import pytest
 import requests
 
+from dps_common.http.openapi_components import inline_refs
 from dps_common.testing.provisioning import Member, Org
 
 from dps_billing_stand_in import BillingStandIn
@@ -69,7 +70,7 @@ class DocumentedApi(Api):
     def __init__(self, origin: str, ca_file: str):
         super().__init__(origin, ca_file)
         self.operations: dict[tuple[str, str], dict] = {}
-        self.document = self.ok("GET", "/openapi.json", None, status=200)
+        self.document = inline_refs(self.ok("GET", "/openapi.json", None, status=200))
         self.operations = {
             (method.upper(), path): op
             for path, item in self.document["paths"].items()

@@ -9,11 +9,19 @@ an api of its own, pointed at them."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
+from jsonschema import Draft202012Validator
 
+from dps_common.http.openapi_components import inline_refs
 from dps_common.testing.openapi_checks import openapi_errors
 from dps_common.testing.processes import gunicorn
 
@@ -58,3 +66,53 @@ def test_the_reference_page_presents_the_document(origin, tls_files):
     page = requests.get(f"{origin}/external/v1/docs", verify=tls_files["ca"], timeout=10)
     assert page.status_code == 200 and DOCUMENT in requests.get(
         f"{origin}/external/v1/docs/start.js", verify=tls_files["ca"], timeout=10).text
+
+
+def _enum_classes(models: Path) -> dict[str, tuple[str, ...]]:
+    """Each enum class the generator wrote, with its values."""
+    enums = {}
+    for module in models.glob("*.py"):
+        text = module.read_text()
+        for match in re.finditer(r"^class (\w+)\(\w*Enum\):\n(.*?)(?=^\S|\Z)", text, re.M | re.S):
+            enums[match.group(1)] = tuple(sorted(re.findall(r'^    \w+ = "(.*)"$', match.group(2), re.M)))
+    return enums
+
+
+def test_a_generated_client_has_one_class_per_enumeration(origin, tls_files, tmp_path):
+    """openapi-python-client, from the merged document: generated without a warning, one class per
+    enumeration (the same values under two class names would be a duplicate), one per schema."""
+    merged = requests.get(origin + DOCUMENT, verify=tls_files["ca"], timeout=10).json()
+    (tmp_path / "openapi.json").write_text(json.dumps(merged))
+    bin_dir = Path(sys.executable).parent  # its formatter (ruff) is found beside it: no warning for that
+    result = subprocess.run(
+        [str(bin_dir / "openapi-python-client"), "generate", "--path", "openapi.json", "--output-path", "client",
+         "--meta", "none"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Warning" not in output and "Error" not in output, output
+    enums = _enum_classes(tmp_path / "client" / "models")
+    by_values: dict[tuple[str, ...], list[str]] = {}
+    for name, values in enums.items():
+        by_values.setdefault(values, []).append(name)
+    assert {values: names for values, names in by_values.items() if len(names) > 1} == {}
+    named = {name for name, schema in merged["components"]["schemas"].items() if "enum" in schema}
+    assert len(enums) == len(named) >= 15
+    assert {"QuoteStatus", "RequestStatus", "DeliveryStatus", "WebhookConfigStatus", "BillingPushStatus"} <= set(enums)
+
+
+def test_every_example_in_the_merged_document_is_valid_against_its_schema(origin, tls_files):
+    """The examples the reference shows (bodies and answers of the main resources) are what the
+    schema allows, formats included (ids are UUIDs, dates are dates)."""
+    merged = inline_refs(requests.get(origin + DOCUMENT, verify=tls_files["ca"], timeout=10).json())
+    checked = set()
+    for name, schema in merged["components"]["schemas"].items():
+        for example in schema.get("examples", []):
+            if isinstance(example, dict):
+                validator = Draft202012Validator({k: v for k, v in schema.items() if k != "examples"},
+                                                 format_checker=Draft202012Validator.FORMAT_CHECKER)
+                assert [error.message for error in validator.iter_errors(example)] == [], name
+                checked.add(name)
+    assert {"PricingQuote", "Opportunity", "Product", "WebhookConfig", "Delivery", "BillingPush"} <= checked

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from dps_common.http.openapi_components import inline_refs
+
 from approval_helpers import (
     APPROVALS,
     TERM_ABOVE_24,
@@ -113,7 +115,7 @@ def test_deprecated_offset_and_count_still_work_and_say_so(client, org, five_req
 
 
 def test_offset_and_count_are_documented_as_deprecated(client):
-    doc = client.simulate_get(f"{V1}/openapi.json").json
+    doc = inline_refs(client.simulate_get(f"{V1}/openapi.json").json)
     params = {p["name"]: p for p in doc["paths"]["/approvals"]["get"]["parameters"]}
     assert params["offset"].get("deprecated") is True and params["count"].get("deprecated") is True
     assert params["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}

@@ -10,6 +10,7 @@ import jsonschema_rs
 import pytest
 
 from dps_common.event_catalogue import UnknownEventType
+from dps_common.http.openapi_components import inline_refs
 
 from dps_api.schemas.events import EVENTS
 from dps_api.services.outbox import record_event
@@ -40,7 +41,7 @@ def _validator(document: dict, event_type: str) -> jsonschema_rs.Validator:
 
 
 def test_the_document_lists_every_declared_event_type_as_a_webhook(client):
-    webhooks = _document(client)["webhooks"]
+    webhooks = inline_refs(_document(client))["webhooks"]
     assert set(webhooks) == {event.name for event in EVENTS}
     for name, item in webhooks.items():
         headers = {p["name"] for p in item["post"]["parameters"]}

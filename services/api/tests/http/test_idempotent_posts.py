@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select, update
 
 from dps_common.auth.authenticator import INVALID_KEY
+from dps_common.http.openapi_components import inline_refs
 
 from dps_api.db.models.idempotency import IDEMPOTENCY_KEYS
 from dps_api.db.models.quotes import Quote
@@ -183,7 +184,7 @@ def test_a_retried_submit_is_replayed_not_refused_as_already_submitted(client, o
 
 
 def test_the_document_gives_every_post_the_header_its_replay_marker_and_the_409_and_422(client):
-    doc = client.simulate_get(f"{API}/openapi.json").json
+    doc = inline_refs(client.simulate_get(f"{API}/openapi.json").json)
     posts = 0
     for path, item in doc["paths"].items():
         for method, op in item.items():

@@ -13,6 +13,7 @@ import requests
 from sqlalchemy import select
 
 from dps_common.db import Transactions
+from dps_common.http.openapi_components import inline_refs
 
 from dps_billing.db.models.idempotency import IDEMPOTENCY_KEYS
 
@@ -93,7 +94,7 @@ def test_refusals_for_the_api_key_or_scope_keep_nothing(served, org, committed_t
 
 
 def test_the_document_gives_keyed_posts_the_header_and_public_ones_not(served):
-    doc = requests.get(f"{served}{V1}/openapi.json", timeout=10).json()
+    doc = inline_refs(requests.get(f"{served}{V1}/openapi.json", timeout=10).json())
     posts = {path: item["post"] for path, item in doc["paths"].items() if "post" in item}
     for path, op in posts.items():
         documented = "Idempotency-Key" in [p["name"] for p in op["parameters"]]

@@ -9,6 +9,8 @@ import jsonschema_rs
 import pytest
 from sqlalchemy import func, select
 
+from dps_common.http.openapi_components import inline_refs
+
 from dps_webhooks.db.models import WebhookEndpoint
 
 BASE = "/external/v1/webhook-configs"
@@ -58,7 +60,7 @@ def test_the_document_gives_the_catalogue_as_the_enum_of_event_types_and_documen
     names = [entry["type"] for entry in catalogue(client, org)]
     schemas = doc["components"]["schemas"]
     for model in ("WebhookConfigCreate", "WebhookConfigUpdate"):
-        prop = schemas[model]["properties"]["eventTypes"]
+        prop = inline_refs(doc)["components"]["schemas"][model]["properties"]["eventTypes"]
         items = next(option for option in prop.get("anyOf", [prop]) if option.get("type") == "array")["items"]
         assert items["enum"] == names, model
     operation = doc["paths"]["/webhook-event-types"]["get"]

@@ -9,6 +9,15 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from dps_common.http.bodies import IGNORED_FIELDS, IGNORED_FIELDS_HEADER
+from dps_common.http.openapi_components import (
+    add_request_id,
+    mark_uuids,
+    name_enums,
+    paging_parameters,
+    share_parameters_and_headers,
+    strip_titles,
+)
+from dps_common.http.openapi_intro import introduction
 from dps_common.http.openapi_secrets import add_replayed_schemas, document_secret_replay
 from dps_common.http.operations import Operation
 
@@ -238,7 +247,7 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
     schemas = dict(defs.get("$defs", {}))
     schemas["Problem"] = _PROBLEM
     add_replayed_schemas(schemas, [op for _, r in routes for op in getattr(r, "operations", {}).values()])
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
         "servers": [{"url": server_url}],
@@ -249,7 +258,21 @@ def build_document(title: str, version: str, server_url: str, routes: list[tuple
             "headers": {**_RATE_LIMIT_HEADERS, "Retry-After": _RETRY_AFTER},
         },
     }
+    _for_generated_clients(document)
+    return document
 
 
 def _is_request(model: type[BaseModel], routes: Sequence[tuple[str, object]]) -> bool:
     return any(op.body is model for _, r in routes for op in getattr(r, "operations", {}).values())
+
+
+def _for_generated_clients(document: dict[str, Any]) -> None:
+    """The introduction; shared parameters and headers as components; enums named; ids as UUIDs;
+    no automatic titles (``dps_common.http.openapi_components``)."""
+    document["info"]["description"] = introduction()
+    add_request_id(document, _WITHOUT_RATE_LIMIT)
+    parameters = {"Idempotency-Key": _IDEMPOTENCY_KEY, **paging_parameters(document)}
+    share_parameters_and_headers(document, parameters, {"Idempotent-Replayed": _REPLAYED, IGNORED_FIELDS: IGNORED_FIELDS_HEADER})
+    strip_titles(document)
+    mark_uuids(document)
+    name_enums(document)

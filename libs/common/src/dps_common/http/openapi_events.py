@@ -8,6 +8,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from dps_common.event_catalogue import EventCatalogue
+from dps_common.http.openapi_components import PARAMETER_REF, as_in_document
 from dps_common.openapi_merge import add_components
 
 _REF = "#/components/schemas/{model}"
@@ -35,6 +36,11 @@ _HEADERS = [
     ("webhook-signature", "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body under the endpoint's secret>."),
 ]
 
+_HEADER_PARAMETERS = {
+    name: {"name": name, "in": "header", "required": True, "schema": {"type": "string"}, "description": text}
+    for name, text in _HEADERS
+}
+
 
 def add_event_catalogue(document: dict[str, Any], catalogue: EventCatalogue) -> None:
     events = sorted(catalogue, key=lambda event: event.name)
@@ -42,8 +48,11 @@ def add_event_catalogue(document: dict[str, Any], catalogue: EventCatalogue) -> 
         return
     models = sorted({event.data for event in events}, key=lambda model: model.__name__)
     _, defs = models_json_schema([(model, "serialization") for model in models], ref_template=_REF)
-    add_components(document.setdefault("components", {}).setdefault("schemas", {}),
-                   {**defs.get("$defs", {}), ENVELOPE: _ENVELOPE_SCHEMA}, "schema of the event catalogue")
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    add_components(schemas, as_in_document(schemas, {**defs.get("$defs", {}), ENVELOPE: _ENVELOPE_SCHEMA}),
+                   "schema of the event catalogue")
+    document["components"]["schemas"] = dict(sorted(schemas.items()))
+    add_components(document["components"].setdefault("parameters", {}), _HEADER_PARAMETERS, "delivery header")
     webhooks = document.setdefault("webhooks", {})
     for event in events:
         webhooks[event.name] = {
@@ -51,10 +60,7 @@ def add_event_catalogue(document: dict[str, Any], catalogue: EventCatalogue) -> 
                 "summary": event.summary,
                 "operationId": "event_" + event.name.replace(".", "_"),
                 "tags": ["Events"],
-                "parameters": [
-                    {"name": name, "in": "header", "required": True, "schema": {"type": "string"}, "description": text}
-                    for name, text in _HEADERS
-                ],
+                "parameters": [{"$ref": PARAMETER_REF.format(name=name)} for name, _ in _HEADERS],
                 "requestBody": {
                     "required": True,
                     "content": {"application/json": {"schema": {"allOf": [

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field
 
-from dps_common.schema_examples import example
+from dps_common.schema_examples import DecimalText, example
 
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import ConditionType
@@ -124,7 +124,7 @@ class ApprovalRuleUpdate(RequestModel):
 
 class Condition(ResponseModel):
     type: ConditionType
-    threshold: str | None = Field(description="Decimal string; null for LOCKED_PRICE_BELOW_LIST.")
+    threshold: DecimalText | None = Field(description="Decimal string; null for LOCKED_PRICE_BELOW_LIST.")
     currency: str | None = Field(description="Set for TOTAL_CONTRACT_VALUE_ABOVE only.")
 
 

@@ -15,7 +15,7 @@ from orjson import Fragment
 from pydantic import MISSING, AfterValidator, BaseModel, Field, StringConstraints
 
 from dps_common.contracts.quotes import PriceFrequency, PriceModel
-from dps_common.schema_examples import example
+from dps_common.schema_examples import DecimalText, example
 
 from dps_api.domain.catalog_views import PricebookView, ProductView
 from dps_api.domain.money import amount_problem, currency_problem, format_amount
@@ -147,11 +147,17 @@ class ProductUpdate(RequestModel):
 
 
 class TierOut(BaseModel):
-    upTo: str | None
-    unitPrice: str
+    upTo: DecimalText | None
+    unitPrice: DecimalText
 
 
 class Product(ResponseModel):
+    model_config = example({
+        "id": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b", "specId": "CRM-SEAT", "version": 3, "name": "CRM seat",
+        "shortName": "Seat", "active": True, "priceModel": "PER_UNIT", "priceFrequency": "MONTHLY",
+        "listPrices": {"USD": "40.00", "EUR": "37.00"}, "tiers": {}, "locked": False,
+        "cost": {"USD": "12.50"}, "createdAt": "2026-09-01T10:00:00Z", "updatedAt": "2026-10-20T16:30:00Z",
+    })
     id: str
     specId: str
     version: int
@@ -160,10 +166,10 @@ class Product(ResponseModel):
     active: bool
     priceModel: PriceModel
     priceFrequency: PriceFrequency
-    listPrices: dict[str, str]
+    listPrices: dict[str, DecimalText]
     tiers: dict[str, list[TierOut]]
     locked: bool
-    cost: dict[str, str] | None = Field(default=None, description="Present for admin keys only.")
+    cost: dict[str, DecimalText] | None = Field(default=None, description="Present for admin keys only.")
     createdAt: datetime
     updatedAt: datetime = Field(description="When this version was made.")
 
@@ -230,7 +236,7 @@ class PricebookUpdate(RequestModel):
 
 class PricebookEntryOut(BaseModel):
     productId: str
-    unitPrice: str
+    unitPrice: DecimalText
 
 
 class Pricebook(ResponseModel):

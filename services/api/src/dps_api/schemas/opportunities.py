@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
-from dps_common.schema_examples import example
+from dps_common.schema_examples import DecimalText, example
 
 from dps_api.domain.money import format_money
 from dps_api.domain.opportunity_views import OpportunityView
@@ -67,13 +67,19 @@ class OpportunityUpdate(RequestModel):
 
 
 class Opportunity(ResponseModel):
+    model_config = example({
+        "id": "0192a3b4-c5d6-7e8f-9a0b-5c2d3e4f5a6b", "crmId": "006Dn000004XyZ1", "name": "Initech renewal 2027",
+        "accountName": "Initech", "ownerUserId": "0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b", "stage": "NEGOTIATION",
+        "amount": "120000.00", "currency": "USD", "closeDate": "2027-03-31", "closedWonAt": None,
+        "createdAt": "2026-10-14T13:02:11Z", "updatedAt": "2026-11-01T08:45:00Z",
+    })
     id: str
     crmId: str | None
     name: str
     accountName: str
     ownerUserId: str
     stage: OpportunityStage
-    amount: str | None = Field(description="Decimal string with the currency's minor units, e.g. \"1234.50\".")
+    amount: DecimalText | None = Field(description="Decimal string with the currency's minor units, e.g. \"1234.50\".")
     currency: str | None
     closeDate: date | None
     closedWonAt: datetime | None

@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
-from dps_common.schema_examples import example
+from dps_common.schema_examples import DecimalText, example
 
 from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.money import format_decimal, format_money, format_price
@@ -112,20 +112,20 @@ class QuoteLine(ResponseModel):
     priceModel: PriceModel
     priceFrequency: PriceFrequency
     locked: bool
-    quantity: str
-    listUnitPrice: str = Field(description="Pinned unit list price (the pricebook's, else the product's; by tier).")
-    discountPercent: str = Field(description="4 decimal places; negative when netUnitPrice is above list.")
-    netUnitPrice: str
-    amountPerBillingPeriod: str | None = Field(description="Recurring lines; at the currency's minor units.")
-    oneTimeAmount: str | None = Field(description="One-time lines (ONE_TIME_FEE, ONE_TIME); minor units.")
+    quantity: DecimalText
+    listUnitPrice: DecimalText = Field(description="Pinned unit list price (the pricebook's, else the product's; by tier).")
+    discountPercent: DecimalText = Field(description="4 decimal places; negative when netUnitPrice is above list.")
+    netUnitPrice: DecimalText
+    amountPerBillingPeriod: DecimalText | None = Field(description="Recurring lines; at the currency's minor units.")
+    oneTimeAmount: DecimalText | None = Field(description="One-time lines (ONE_TIME_FEE, ONE_TIME); minor units.")
 
 
 class QuoteTotals(ResponseModel):
-    recurringPerBillingPeriod: str
-    oneTime: str
-    totalContractValue: str = Field(description="Recurring per month x term + one-time, at minor units.")
-    listTotalContractValue: str = Field(description="The same at list prices.")
-    maxDiscountPercent: str
+    recurringPerBillingPeriod: DecimalText
+    oneTime: DecimalText
+    totalContractValue: DecimalText = Field(description="Recurring per month x term + one-time, at minor units.")
+    listTotalContractValue: DecimalText = Field(description="The same at list prices.")
+    maxDiscountPercent: DecimalText
 
 
 class QuoteSummary(ResponseModel):
@@ -149,6 +149,23 @@ class QuoteSummary(ResponseModel):
 
 
 class PricingQuote(QuoteSummary):
+    model_config = example({
+        "id": "0192a3b4-c5d6-7e8f-9a0b-7a1b2c3d4e5f", "name": "Initech renewal",
+        "opportunityId": "0192a3b4-c5d6-7e8f-9a0b-5c2d3e4f5a6b", "ownerUserId": "0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b",
+        "status": "DRAFT", "currency": "USD", "billingFrequency": "ANNUAL", "subscriptionTermMonths": 24,
+        "startDate": "2027-01-01", "endDate": "2028-12-31", "pricebookId": None, "pricebookVersion": None,
+        "lockedBelowList": False, "lineCount": 1,
+        "totals": {"recurringPerBillingPeriod": "10800.00", "oneTime": "0.00", "totalContractValue": "21600.00",
+                   "listTotalContractValue": "24000.00", "maxDiscountPercent": "10.0000"},
+        "createdAt": "2026-11-02T09:15:00Z", "updatedAt": "2026-11-02T09:20:41Z",
+        "lines": [{
+            "id": "0192a3b4-c5d6-7e8f-9a0b-8b1c2d3e4f5a", "position": 1, "productId": "0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b",
+            "productSpecId": "CRM-SEAT", "productVersion": 3, "productName": "CRM seat", "productShortName": "Seat",
+            "customName": None, "priceModel": "PER_UNIT", "priceFrequency": "MONTHLY", "locked": False, "quantity": "25",
+            "listUnitPrice": "40.00", "discountPercent": "10.0000", "netUnitPrice": "36.00",
+            "amountPerBillingPeriod": "10800.00", "oneTimeAmount": None,
+        }],
+    })
     lines: list[QuoteLine]
 
 

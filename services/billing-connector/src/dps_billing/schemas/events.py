@@ -8,10 +8,11 @@ from typing import Literal
 from pydantic import Field
 
 from dps_common.event_catalogue import EventCatalogue, EventType
+from dps_common.schema_examples import example
 
 from dps_billing.schemas import ResponseModel
 from dps_billing.schemas.connection import BillingConnection
-from dps_billing.schemas.pushes import BillingPush
+from dps_billing.schemas.pushes import PUSH_EXAMPLE, BillingPush
 
 
 class RemovedBillingConnection(ResponseModel):
@@ -30,6 +31,7 @@ class RemovedBillingConnection(ResponseModel):
 
 
 class FinishedBillingPush(BillingPush):
+    model_config = example({**PUSH_EXAMPLE, "organizationId": "0192a3b4-c5d6-7e8f-9a0b-0a1b2c3d4e5f"})
     organizationId: str
 
 

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from dps_common.schema_examples import example
+
 from dps_billing.schemas import ResponseModel
 
 
@@ -35,7 +37,21 @@ class PushedProduct(BaseModel):
     priceId: str | None
 
 
+PUSH_EXAMPLE = {
+    "id": "0192a3b4-c5d6-7e8f-9a0b-cf1a2b3c4d5e", "quoteId": "0192a3b4-c5d6-7e8f-9a0b-7a1b2c3d4e5f",
+    "status": "succeeded",
+    "progress": {"linesTotal": 1, "productsCreated": 1, "pricesCreated": 1, "quoteCreated": True},
+    "warnings": [], "error": None, "billingQuoteId": "qt_1QxYzA2eZvKYlo2C",
+    "reviewUrl": "https://dashboard.billing.example/quotes/qt_1QxYzA2eZvKYlo2C",
+    "products": [{"lineId": "0192a3b4-c5d6-7e8f-9a0b-8b1c2d3e4f5a", "productId": "prod_R4nD0m1d",
+                  "priceId": "price_1QxYzB2eZvKYlo2C"}],
+    "requestedBy": "0192a3b4-c5d6-7e8f-9a0b-2c2d3e4f5a6b",
+    "createdAt": "2026-11-03T14:00:00Z", "updatedAt": "2026-11-03T14:00:04Z", "finishedAt": "2026-11-03T14:00:04Z",
+}
+
+
 class BillingPush(ResponseModel):
+    model_config = example(PUSH_EXAMPLE)
     id: str
     quoteId: str
     status: Literal["queued", "running", "succeeded", "failed"]

@@ -7,12 +7,24 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from dps_common.schema_examples import example
+
 from dps_webhooks.schemas import ResponseModel
 
 DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
 
 
+_DELIVERY = {
+    "id": "0192a3b4-c5d6-7e8f-9a0b-ad1e2f3a4b5c", "webhookConfigId": "0192a3b4-c5d6-7e8f-9a0b-9c1d2e3f4a5b",
+    "eventId": "0192a3b4-c5d6-7e8f-9a0b-be1f2a3b4c5d", "eventType": "quote.approved", "status": "SUCCESS",
+    "attemptCount": 2, "isTest": False, "retryOf": None, "createdAt": "2026-11-02T10:00:00Z",
+    "completedAt": "2026-11-02T10:00:31Z", "lastResponseStatus": 200, "lastResponseExcerpt": "ok",
+    "lastErrorMessage": None, "lastDurationMs": 84, "lastAttemptedAt": "2026-11-02T10:00:31Z", "nextAttemptAt": None,
+}
+
+
 class Delivery(ResponseModel):
+    model_config = example(_DELIVERY)
     id: str = Field(description="X-Service-Delivery-Id of its attempts; differs per delivery.")
     webhookConfigId: str
     eventId: str = Field(description="X-Service-Event-Id; the same on every delivery of the event.")
@@ -44,6 +56,12 @@ class DeliveryAttempt(BaseModel):
 
 
 class DeliveryDetail(Delivery):
+    model_config = example({**_DELIVERY, "attempts": [
+        {"attempt": 1, "attemptedAt": "2026-11-02T10:00:01Z", "responseStatus": 503, "responseExcerpt": "busy",
+         "errorMessage": "HTTP 503", "durationMs": 120},
+        {"attempt": 2, "attemptedAt": "2026-11-02T10:00:31Z", "responseStatus": 200, "responseExcerpt": "ok",
+         "errorMessage": None, "durationMs": 84},
+    ]})
     attempts: list[DeliveryAttempt] = Field(description="In attempt order.")
 
 

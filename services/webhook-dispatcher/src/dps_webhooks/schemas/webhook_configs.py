@@ -86,7 +86,16 @@ class WebhookConfigUpdate(RequestModel):
     status: EndpointStatus | MISSING = MISSING
 
 
+_ENDPOINT = {
+    "id": "0192a3b4-c5d6-7e8f-9a0b-9c1d2e3f4a5b", "url": "https://hooks.initech.example/deal-pricing",
+    "description": "Quote approvals to the ERP", "eventTypes": ["quote.approved", "quote.rejected"],
+    "status": "ACTIVE", "consecutiveFailures": 0, "disabledReason": None, "createdAt": "2026-10-01T12:00:00Z",
+    "updatedAt": "2026-10-01T12:00:00Z", "secretRotatedAt": None, "revokedAt": None,
+}
+
+
 class WebhookConfig(ResponseModel):
+    model_config = example(_ENDPOINT)
     id: str
     url: str
     description: str
@@ -103,6 +112,7 @@ class WebhookConfig(ResponseModel):
 
 
 class WebhookConfigWithSecret(WebhookConfig):
+    model_config = example({**_ENDPOINT, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
     secret: str = Field(
         description="The whsec_ signing secret (Standard Webhooks). Shown only in this answer: store it now.",
         examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],

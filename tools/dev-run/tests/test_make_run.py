@@ -35,7 +35,7 @@ def quickstart_block(receiver_port: int) -> str:
 
 
 def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everything(make_run, tmp_path):
-    run: MakeRun = make_run(WEBHOOK_ALLOW_INSECURE_LOOPBACK="true")
+    run: MakeRun = make_run()  # plain `make run`, as the README's first command says
     banner = run.wait_ready()
     assert "admin API key        dps_" in banner
     api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
@@ -66,6 +66,17 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
         assert "NOT VERIFIED" not in out_path.read_text()
     finally:
         os.killpg(shell.pid, signal.SIGKILL)  # the receiver, still listening in the background
+    # a failing step stops the block with a clear message (the service's problem document), never a
+    # traceback or an endless wait: a wrong key at the first request; step 1 answered with a problem
+    for change, said in (("DPS_KEY=dps_notAKey0000_wrong", '"status":401'),
+                         ("HOOKS=$API", "no secret in the answer: {")):
+        failing = tmp_path / "failing.sh"
+        failing.write_text("set -e\n" + run.exports() + f"\n{change}\n" + quickstart_block(free_port()))
+        stopped = subprocess.run(["bash", str(failing)], cwd=REPO, env=run.env, capture_output=True, text=True,
+                                 timeout=60)
+        assert stopped.returncode != 0 and "Traceback" not in stopped.stderr, stopped.stderr
+        assert said in stopped.stdout + stopped.stderr, (stopped.stdout, stopped.stderr)
+        assert "APPROVED" not in stopped.stdout
     # the admin command line finds make run's database and pepper by itself
     admin = subprocess.run(
         [str(REPO / ".venv/bin/dealpricing-admin"), "--json", "orgs", "list"],
@@ -79,6 +90,39 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
     run.wait_gone()
     assert "Stopping PostgreSQL..." in run.output
     assert not (run.run_dir / "admin.env").exists()
+
+
+def test_two_starts_show_the_same_admin_key_and_leave_one_live_demo_admin_key(make_run):
+    """The second start also asks for both relays' metrics servers (one port each: RELAY_METRICS_PORT
+    alone once stopped everything, both relays taking it), which listen on HOST only."""
+    keys, listed = [], None
+    relay_ports = {"RELAY_METRICS_PORT": free_port(), "BILLING_RELAY_METRICS_PORT": free_port()}
+    for start in range(2):
+        run: MakeRun = make_run(**({name: str(port) for name, port in relay_ports.items()} if start else {}))
+        banner = run.wait_ready()
+        if start:
+            for port in relay_ports.values():
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
+                    assert health.status == 200
+                [address] = {c.laddr.ip for c in psutil.net_connections("tcp")
+                             if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN}
+                assert address == "127.0.0.1"
+        key = re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
+        keys.append(key)
+        api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
+        with urllib.request.urlopen(urllib.request.Request(api + "/whoami", headers={"x-api-key": key}), timeout=30) as me:
+            assert me.status == 200
+        organization = re.search(r"^   organization +.* \((\S+)\)$", banner, re.MULTILINE).group(1)
+        listed = subprocess.run(
+            [str(REPO / ".venv/bin/dealpricing-admin"), "--json", "keys", "list", "--org", organization],
+            cwd=REPO, env=run.env, capture_output=True, text=True, timeout=60,
+        )
+        assert listed.returncode == 0, listed.stderr
+        run.signal_group(signal.SIGINT)
+        run.wait_gone()
+    assert keys[0] == keys[1]
+    live = [k for k in json.loads(listed.stdout)["keys"] if k["status"] == "active" and k["name"].startswith("make run ")]
+    assert len(live) == 1 and keys[1].startswith(live[0]["prefix"] + "_"), live
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -34,7 +34,7 @@ class ConsoleSignIn:
 def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSignIn) -> str:
     key = demo.admin_key or ""
     run_dir = _shown(config.run_dir)
-    loopback = config.environ.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK", "").strip().lower() in ("true", "1")
+    loopback = config.environ.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK", "").strip().lower() not in ("false", "0")
     lines = [
         RULE,
         " Deal Pricing Service is up (development: plain HTTP on this machine; a deployment has one HTTPS ingress)",
@@ -42,23 +42,23 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
         f"   API reference        {config.base('PORT')}/docs   (the whole API, all three services: {config.base('PORT')}/openapi.json)",
         f"   webhook dispatcher   {config.base('WEBHOOKS_PORT')}",
         f"   billing connector    {config.base('BILLING_PORT')}",
-        f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"
-        " installs, quotes, webhooks)",
+        _billing_platform_line(config),
         f"   settings console     {config.console_url}/   (API keys, team, webhooks, billing integration)",
         f"   mailbox              {config.origin('MAILBOX_PORT')}/   (every mail the console sent; nothing is delivered)",
         *_sign_in_lines(config, sign_in),
         f"   organization         {demo.organization_name} ({demo.organization_id})",
         f"   admin API key        {key}",
-        "                        (shown once; a new key on every start, earlier ones keep working)",
+        f"                        (the same key on every start, kept in {run_dir}/demo-key.env; a new one if it stops working)",
         f"   PostgreSQL           {dbs.description} (databases per service)",
         f"   events               {_redacted(config.amqp_url)}",
         "   rate limits          "
         + (f"shared through {_redacted(config.redis_url)}" if config.redis_url else "per process (set REDIS_URL to share them)"),
         "   webhooks             "
         + (
-            "https, or plain http:// to a receiver on this machine (WEBHOOK_ALLOW_INSECURE_LOOPBACK=true)"
+            "https, or plain http:// to a receiver on this machine (a loopback address: development only;"
+            " WEBHOOK_ALLOW_INSECURE_LOOPBACK=false make run for https only)"
             if loopback
-            else "https only; for a receiver on this machine: WEBHOOK_ALLOW_INSECURE_LOOPBACK=true make run"
+            else "https only (WEBHOOK_ALLOW_INSECURE_LOOPBACK=false); the README's receiver needs it unset"
         ),
         " In another terminal, in this folder (README.md, \"Try it\", goes on from here):",
         *("   " + line for line in exports(config, key).splitlines()),
@@ -69,6 +69,15 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
         RULE,
     ]
     return "\n" + "\n".join(lines) + "\n"
+
+
+def _billing_platform_line(config: RunConfig) -> str:
+    if config.real_billing_platform:
+        api = config.environ.get("BILLING_API_URL") or "Stripe's API"
+        return (f"   billing platform     {api}   (the app of BILLING_CLIENT_ID: no stand-in; its webhooks to"
+                f" {config.base('BILLING_PORT')}/billing-platform/webhooks)")
+    return (f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"
+            " installs, quotes, webhooks)")
 
 
 def _sign_in_lines(config: RunConfig, sign_in: ConsoleSignIn) -> list[str]:

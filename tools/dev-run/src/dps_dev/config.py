@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # variable -> (default port, what listens there)
@@ -19,6 +19,19 @@ PORTS = {
     "MAILBOX_PORT": (8025, "the development mailbox page"),
     "SMTP_PORT": (1025, "the development SMTP sink"),
 }
+# the metrics servers (/healthz, /metrics) of the processes that have one: a variable per process (two
+# relays reading one RELAY_METRICS_PORT would take the same port); unset: none served
+METRICS_PORTS = {
+    "RELAY_METRICS_PORT": "the api's outbox relay",
+    "BILLING_RELAY_METRICS_PORT": "the billing connector's outbox relay",
+    "WEBHOOK_WORKER_METRICS_PORT": "the webhook worker",
+    "BILLING_WORKER_METRICS_PORT": "the billing worker",
+}
+# a real billing platform (a Stripe test-mode app): its three settings, all or none
+BILLING_APP = ("BILLING_CLIENT_ID", "BILLING_SECRET_KEY", "BILLING_WEBHOOK_SECRET")
+# its addresses: each one set is used (unset: the connector's defaults, Stripe's own)
+BILLING_URLS = ("BILLING_API_URL", "BILLING_MARKETPLACE_URL", "BILLING_DASHBOARD_URL", "BILLING_REDIRECT_URI",
+                "BILLING_RETURN_URL")
 EXTERNAL = "/external/v1"
 CONSOLE_PATH = "/console"
 
@@ -39,6 +52,10 @@ class RunConfig:
     amqp_url: str  # kombu's file-system transport in .run/broker unless AMQP_URL is set
     redis_url: str  # empty: each process limits rates on its own
     environ: dict[str, str]
+    # the billing platform: True when the environment gives a real app's settings (BILLING_APP), which
+    # are used with its URLs (BILLING_URLS) and no stand-in is started; False: the stand-in
+    real_billing_platform: bool = False
+    metrics_ports: dict[str, int] = field(default_factory=dict)  # those of METRICS_PORTS that are set
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "RunConfig":
@@ -47,7 +64,16 @@ class RunConfig:
         host = env.get("HOST") or "127.0.0.1"  # a development server: this machine only unless HOST says otherwise
         problems: list[str] = []
         ports: dict[str, int] = {}
-        for name, (default, what) in PORTS.items():
+        app = [name for name in BILLING_APP if env.get(name)]
+        real_billing = bool(app)
+        if real_billing and len(app) < len(BILLING_APP):
+            missing = ", ".join(name for name in BILLING_APP if name not in app)
+            problems.append(f"a real billing platform needs {', '.join(BILLING_APP)}: {missing} not set "
+                            "(set none of them for the stand-in)")
+        wanted = {name: (default, what) for name, (default, what) in PORTS.items()
+                  if not (real_billing and name == "BILLING_STAND_IN_PORT")}
+        metrics = {name: (0, what) for name, what in METRICS_PORTS.items() if env.get(name)}
+        for name, (default, what) in {**wanted, **metrics}.items():
             raw = env.get(name) or str(default)
             if not (raw.isascii() and raw.isdigit() and 0 < int(raw) < 65536):
                 problems.append(f"{name} must be a TCP port number, got {raw!r}")
@@ -71,6 +97,8 @@ class RunConfig:
             amqp_url=env.get("AMQP_URL") or f"filesystem://{run_dir / 'broker'}",
             redis_url=env.get("REDIS_URL", ""),
             environ=env,
+            real_billing_platform=real_billing,
+            metrics_ports={name: ports.pop(name) for name in metrics},
         )
 
     @property

@@ -10,13 +10,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from dps_api.seed import DemoSeed, seed_and_issue_admin_key
+from dps_api.seed import DemoSeed
 from dps_api.seed.data import USERS
 from dps_api.settings import Settings as ApiSettings
 from dps_dev.banner import ConsoleSignIn, banner
 from dps_dev.config import RunConfig
 from dps_dev.console_link import LinkUnavailable, demo_sign_in_link
 from dps_dev.databases import Databases, databases
+from dps_dev.demo_key import seed_with_demo_key
 from dps_dev.secrets_file import load_secrets, write_env_file
 from dps_dev.signals import StopSignals
 from dps_dev.supervisor import Supervisor
@@ -34,7 +35,7 @@ def run(config: RunConfig, signals: StopSignals) -> int:
         for migration in system.migrations():
             subprocess.run(migration.command, env=migration.env, check=True)
         print("Seeding the demo organization (idempotent)...", flush=True)
-        demo = seed_and_issue_admin_key(ApiSettings.from_env(system.api_env))
+        demo = seed_with_demo_key(ApiSettings.from_env(system.api_env), config.run_dir)
         print(f"Demo objects: {demo.created} created, {demo.kept} already there.", flush=True)
         admin_env = config.run_dir / ADMIN_ENV
         write_env_file(

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dps_dev.config import RunConfig
+from dps_dev.config import BILLING_URLS, METRICS_PORTS, RunConfig
 from dps_dev.databases import Databases
 
 BIN = Path(sys.executable).parent
@@ -64,6 +64,13 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         return {name: env.get(name) or generated[name] for name in names}
 
     common = {"HOST": config.host, "AMQP_URL": config.amqp_url}
+    # every metrics server listens where the services do (HOST), on its own port or not at all: the
+    # environment's *_METRICS_PORT variables go to the one process each names, never to another
+    env = {name: value for name, value in env.items() if name not in METRICS_PORTS}
+    metrics_hosts = {name: config.host for name in ("RELAY_METRICS_HOST", "WEBHOOK_WORKER_METRICS_HOST",
+                                                    "BILLING_WORKER_METRICS_HOST")}
+    common.update({name: config.environ.get(name) or host for name, host in metrics_hosts.items()})
+    metrics = {name: str(port) for name, port in config.metrics_ports.items()}
     api_url = config.origin("PORT")  # the api's internal endpoints: key introspection, quote snapshots
     # the one API document: the api merges the dispatcher's and the connector's own into its /external/v1/openapi.json
     parts = ",".join(config.origin(port) + "/internal/v1/openapi.json" for port in ("WEBHOOKS_PORT", "BILLING_PORT"))
@@ -82,28 +89,39 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         "DATABASE_URL": dbs.webhooks,
         "PORT": str(config.ports["WEBHOOKS_PORT"]),
         "API_URL": api_url,
-        # lets WEBHOOK_ALLOW_INSECURE_LOOPBACK=true (plain http:// to a receiver on this machine) be
-        # honoured when the user sets it; it stays off unless asked for
+        # a development runner: plain http:// to a receiver on this machine (a loopback address) is
+        # delivered to unless WEBHOOK_ALLOW_INSECURE_LOOPBACK=false (the setting needs DPS_ENVIRONMENT=development)
         "DPS_ENVIRONMENT": "development",
+        "WEBHOOK_ALLOW_INSECURE_LOOPBACK": env.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK") or "true",
+        **_only(metrics, "WEBHOOK_WORKER_METRICS_PORT"),
     }
-    stand_in = config.origin("BILLING_STAND_IN_PORT")
     callback = config.base("BILLING_PORT") + "/billing-connection/callback"
     billing_secrets = secrets(BILLING_SECRETS)
+    if config.real_billing_platform:
+        # a real app (e.g. Stripe test mode): its settings and URLs as given (unset URLs: the
+        # connector's defaults, Stripe's); its redirect URI, unless given, is this connector's callback
+        platform = {name: env[name] for name in BILLING_URLS if env.get(name)}
+        platform.setdefault("BILLING_REDIRECT_URI", callback)
+    else:
+        stand_in = config.origin("BILLING_STAND_IN_PORT")
+        platform = {  # the stand-in's addresses, as its README gives them
+            "BILLING_API_URL": stand_in,
+            "BILLING_MARKETPLACE_URL": stand_in + "/marketplace",
+            "BILLING_DASHBOARD_URL": stand_in,
+            "BILLING_REDIRECT_URI": callback,
+            "BILLING_RETURN_URL": stand_in + "/",  # its control page: the installs, quotes and webhooks
+        }
     billing_env = {
-        **env,
+        **{name: value for name, value in env.items() if name not in BILLING_URLS},
         **billing_secrets,
         **common,
         "DATABASE_URL": dbs.billing,
         "PORT": str(config.ports["BILLING_PORT"]),
         "API_URL": api_url,
-        # the stand-in's addresses, as its README gives them
-        "BILLING_API_URL": stand_in,
-        "BILLING_MARKETPLACE_URL": stand_in + "/marketplace",
-        "BILLING_DASHBOARD_URL": stand_in,
-        "BILLING_REDIRECT_URI": callback,
-        "BILLING_RETURN_URL": stand_in + "/",  # its control page: the installs, quotes and webhooks
+        **platform,
         # the console's connect flow comes back to the console (a returnUrl under it)
         "CONSOLE_URL": env.get("CONSOLE_URL") or config.console_url,
+        **_only(metrics, "BILLING_WORKER_METRICS_PORT"),
     }
     console_env = {
         **env,
@@ -136,7 +154,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         dict(env),
         config.origin("MAILBOX_PORT") + "/",
     )
-    stand_in_process = Process(
+    stand_in_process = None if config.real_billing_platform else Process(
         "billing platform stand-in",
         [
             str(BIN / "dps-billing-stand-in"),
@@ -149,22 +167,32 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
             "--webhook-secret", billing_secrets["BILLING_WEBHOOK_SECRET"],
         ],
         dict(env),
-        stand_in + "/",
+        config.origin("BILLING_STAND_IN_PORT") + "/",
     )
     ready = "/readyz"
+    relay_ports = {"api": _only(metrics, "RELAY_METRICS_PORT"),
+                   "billing": _renamed(metrics, "BILLING_RELAY_METRICS_PORT", "RELAY_METRICS_PORT")}
     processes = [
-        stand_in_process,
+        *([stand_in_process] if stand_in_process else []),
         mailbox,
         Process("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env, api_url + ready),
-        Process("api outbox relay", [str(BIN / "dps-outbox-relay")], api_env),
+        Process("api outbox relay", [str(BIN / "dps-outbox-relay")], {**api_env, **relay_ports["api"]}),
         Process("webhook dispatcher", [*GUNICORN, "dps_webhooks.wsgi:create()"], webhooks_env,
                 config.origin("WEBHOOKS_PORT") + ready),
         Process("webhook worker", [str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env),
         Process("billing connector", [*GUNICORN, "dps_billing.wsgi:create()"], billing_env,
                 config.origin("BILLING_PORT") + ready),
         Process("billing worker", [str(BIN / "dealpricing-billing"), "worker"], billing_env),
-        Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], billing_env),
+        Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], {**billing_env, **relay_ports["billing"]}),
         Process("settings console", [*GUNICORN, "dps_console.wsgi:create()"], console_env,
                 config.origin("CONSOLE_PORT") + ready),
     ]
     return System(api_env, webhooks_env, billing_env, console_env, processes)
+
+
+def _only(values: dict[str, str], name: str) -> dict[str, str]:
+    return {name: values[name]} if name in values else {}
+
+
+def _renamed(values: dict[str, str], name: str, as_name: str) -> dict[str, str]:
+    return {as_name: values[name]} if name in values else {}

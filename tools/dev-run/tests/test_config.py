@@ -1,0 +1,110 @@
+"""What ``make run`` would start, from the environment alone (``RunConfig`` and ``plan``; nothing
+started): the billing platform it uses, where the metrics servers listen, the dispatcher's loopback
+receivers."""
+
+from __future__ import annotations
+
+import pytest
+
+from dps_common.testing.processes import free_port
+
+from dps_dev.config import ConfigError, RunConfig
+from dps_dev.databases import Databases
+from dps_dev.secrets_file import GENERATED
+from dps_dev.system import System, plan
+
+PORTS = ("PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
+DBS = Databases("postgresql://x/dps_api", "postgresql://x/dps_webhooks", "postgresql://x/dps_billing",
+                "postgresql://x/dps_console", "test", embedded=False)
+STRIPE_APP = {
+    "BILLING_CLIENT_ID": "ca_RealTestModeApp0001",
+    "BILLING_SECRET_KEY": "sk_test_RealTestModeKey0001",
+    "BILLING_WEBHOOK_SECRET": "whsec_RealTestModeSecret0001",
+    "BILLING_API_URL": "https://api.stripe.com",
+    "BILLING_MARKETPLACE_URL": "https://marketplace.stripe.com",
+    "BILLING_DASHBOARD_URL": "https://dashboard.stripe.com",
+    "BILLING_REDIRECT_URI": "https://dev.example.test/external/v1/billing-connection/callback",
+    "BILLING_RETURN_URL": "https://dashboard.stripe.com/test/apps",
+}
+
+
+def _environ(**env: str) -> dict[str, str]:
+    return {"DPS_RUN_DIR": "/tmp/dps-config-test/.run", **{name: str(free_port()) for name in PORTS}, **env}
+
+
+def _plan(**env: str) -> tuple[RunConfig, System]:
+    config = RunConfig.from_env(_environ(**env))
+    return config, plan(config, DBS, {name: make() for name, make in GENERATED.items()})
+
+
+def _process(system: System, name: str) -> dict[str, str]:
+    [process] = [p for p in system.processes if p.name == name]
+    return process.env
+
+
+def test_a_real_billing_platform_is_used_with_its_urls_and_no_stand_in_starts():
+    config, system = _plan(**STRIPE_APP)
+    assert config.real_billing_platform
+    assert "billing platform stand-in" not in [p.name for p in system.processes]
+    for process in ("billing connector", "billing worker", "billing outbox relay"):
+        env = _process(system, process)
+        assert {name: env[name] for name in STRIPE_APP} == STRIPE_APP
+    stand_in_port = ":" + config.environ["BILLING_STAND_IN_PORT"]
+    assert not [value for value in system.billing_env.values() if stand_in_port in value]
+
+
+def test_a_real_app_without_its_urls_gets_the_connectors_defaults_and_this_connectors_callback():
+    app = {name: STRIPE_APP[name] for name in ("BILLING_CLIENT_ID", "BILLING_SECRET_KEY", "BILLING_WEBHOOK_SECRET")}
+    config, system = _plan(**app)
+    assert "billing platform stand-in" not in [p.name for p in system.processes]
+    assert "BILLING_API_URL" not in system.billing_env  # the connector's default: Stripe's API
+    assert system.billing_env["BILLING_REDIRECT_URI"] == config.base("BILLING_PORT") + "/billing-connection/callback"
+    assert system.billing_env["BILLING_SECRET_KEY"] == app["BILLING_SECRET_KEY"]
+
+
+def test_half_a_real_app_is_refused_before_anything_starts():
+    with pytest.raises(ConfigError, match="BILLING_WEBHOOK_SECRET not set"):
+        RunConfig.from_env(_environ(BILLING_CLIENT_ID="ca_x", BILLING_SECRET_KEY="sk_test_x"))
+
+
+def test_without_a_real_app_the_stand_in_is_the_platform():
+    config, system = _plan(BILLING_API_URL="https://api.stripe.com")  # a URL alone is no app
+    stand_in = config.origin("BILLING_STAND_IN_PORT")
+    assert "billing platform stand-in" in [p.name for p in system.processes]
+    assert system.billing_env["BILLING_API_URL"] == stand_in
+
+
+def test_each_metrics_port_goes_to_one_process_and_every_metrics_server_binds_host():
+    relay, billing_relay = free_port(), free_port()
+    config, system = _plan(HOST="127.0.0.1", RELAY_METRICS_PORT=str(relay), BILLING_RELAY_METRICS_PORT=str(billing_relay))
+    assert _process(system, "api outbox relay")["RELAY_METRICS_PORT"] == str(relay)
+    assert _process(system, "billing outbox relay")["RELAY_METRICS_PORT"] == str(billing_relay)
+    for process in system.processes:
+        if process.name not in ("api outbox relay", "billing outbox relay"):
+            assert "RELAY_METRICS_PORT" not in process.env, process.name
+        for name in ("RELAY_METRICS_HOST", "WEBHOOK_WORKER_METRICS_HOST", "BILLING_WORKER_METRICS_HOST"):
+            assert process.env.get(name, "127.0.0.1") == "127.0.0.1", (process.name, name)
+    assert _process(system, "api outbox relay")["RELAY_METRICS_HOST"] == "127.0.0.1"
+    assert _process(system, "webhook worker")["WEBHOOK_WORKER_METRICS_HOST"] == "127.0.0.1"
+    assert _process(system, "billing worker")["BILLING_WORKER_METRICS_HOST"] == "127.0.0.1"
+
+
+def test_only_the_api_relay_serves_metrics_when_relay_metrics_port_alone_is_set():
+    port = free_port()
+    _, system = _plan(RELAY_METRICS_PORT=str(port))
+    assert _process(system, "api outbox relay")["RELAY_METRICS_PORT"] == str(port)
+    assert "RELAY_METRICS_PORT" not in _process(system, "billing outbox relay")
+
+
+def test_a_metrics_port_taken_by_a_service_is_refused():
+    env = _environ()
+    with pytest.raises(ConfigError, match="RELAY_METRICS_PORT=.* is already the port of another service"):
+        RunConfig.from_env({**env, "RELAY_METRICS_PORT": env["PORT"]})
+
+
+def test_the_dispatcher_delivers_to_loopback_http_receivers_unless_told_not_to():
+    _, system = _plan()
+    assert system.webhooks_env["DPS_ENVIRONMENT"] == "development"
+    assert system.webhooks_env["WEBHOOK_ALLOW_INSECURE_LOOPBACK"] == "true"
+    _, system = _plan(WEBHOOK_ALLOW_INSECURE_LOOPBACK="false")
+    assert system.webhooks_env["WEBHOOK_ALLOW_INSECURE_LOOPBACK"] == "false"

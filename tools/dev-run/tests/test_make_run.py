@@ -172,7 +172,8 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     with browser.open(console + "/billing", timeout=30) as page:
         connect = urllib.request.Request(console + "/billing/connect", method="POST",
                                          data=urllib.parse.urlencode({"csrf": _form_token(page.read().decode())}).encode())
-    start = _redirect(browser, connect)
+    with browser.open(connect, timeout=30) as onwards:  # a page with the link to the connector's start URL
+        start = html.unescape(re.search(r'href="([^"]+)">Continue to the billing platform<', onwards.read().decode()).group(1))
     install = _redirect(browser, start)  # the stand-in's install page (the start URL's cookie is set)
     page_url, query = install.split("?", 1)
     callback = _redirect(browser, urllib.request.Request(page_url, data=(query + "&decision=install").encode()))

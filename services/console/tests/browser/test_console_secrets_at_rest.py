@@ -36,8 +36,8 @@ def test_no_secret_of_a_console_session_is_stored_in_any_table(page, new_page, c
         page.get_by_role("link", name="Rotate Secrets at rest").click()
     click_to(page, "Rotate")
     shown["rotated key"] = secret_shown(page)
-    for label in ("issued key", "rotated key"):  # the part after the public prefix dps_<keyid>_
-        shown[label + " (secret part)"] = shown[label].rsplit("_", 1)[1]
+    for label in ("issued key", "rotated key"):  # the part after the public prefix dps_<keyid>_ (it may hold "_" itself)
+        shown[label + " (secret part)"] = shown[label].split("_", 2)[2]
 
     ok(page.goto(root + "/webhooks/new"))
     page.locator('input[name="eventTypes"]').first.check()

@@ -95,7 +95,7 @@ def test_an_admin_signs_in_from_the_mail_and_issues_rotates_and_revokes_a_key(
     ok(page.goto(root + "/api-keys"))
     assert secret not in page.content()  # shown once
     row = _row(page, "CRM sync")
-    assert secret.rsplit("_", 1)[0] in row.inner_text()  # the prefix dps_<keyid>
+    assert "_".join(secret.split("_", 2)[:2]) in row.inner_text()  # the prefix dps_<keyid> (the secret may hold "_")
 
     with page.expect_navigation():
         row.get_by_role("link", name="Rotate CRM sync").click()

@@ -165,6 +165,8 @@ def ignored_fields(model: BaseModel, body: Any) -> list[str]:
 
 
 def _dropped(value: Any, body: Any, path: str, found: list[str]) -> None:
+    """Walks only into objects and arrays: a scalar can hold no dropped field (and a path string per
+    scalar would cost more than the validation, on a quote of 500 lines)."""
     if len(found) >= MAX_IGNORED_NAMED:
         return
     if isinstance(value, BaseModel) and isinstance(body, dict):
@@ -172,17 +174,18 @@ def _dropped(value: Any, body: Any, path: str, found: list[str]) -> None:
         kept = value.model_extra or {}
         for key, item in body.items():
             name = names.get(key)
-            if name is None and key not in kept:
-                if len(found) < MAX_IGNORED_NAMED:
+            if name is None:
+                if key not in kept and len(found) < MAX_IGNORED_NAMED:
                     found.append(_member(path, key))
-            elif name is not None:
+            elif isinstance(item, (dict, list)):
                 _dropped(getattr(value, name, None), item, _member(path, key), found)
     elif isinstance(value, (list, tuple)) and isinstance(body, list):
         for index, (item, sent) in enumerate(zip(value, body)):
-            _dropped(item, sent, f"{path}[{index}]", found)
+            if isinstance(sent, (dict, list)):
+                _dropped(item, sent, f"{path}[{index}]", found)
     elif isinstance(value, dict) and isinstance(body, dict):
         for key, item in body.items():
-            if key in value:
+            if key in value and isinstance(item, (dict, list)):
                 _dropped(value[key], item, _member(path, key), found)
 
 

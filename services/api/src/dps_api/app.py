@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy import text
 
 from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.revocations import start_key_events
+from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.idempotency import IdempotencyStore
@@ -22,10 +21,6 @@ from dps_api.services.identity import DatabaseKeyStore
 from dps_api.settings import Settings
 
 API_VERSION = "1.0.0"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def build_context(settings: Settings, tx: Transactions) -> AppContext:

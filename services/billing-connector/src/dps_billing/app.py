@@ -5,14 +5,13 @@ from the api's internal snapshot."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import falcon
 from sqlalchemy import text
 
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
+from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
 from dps_common.idempotency import IdempotencyStore
@@ -30,10 +29,6 @@ from dps_billing.tokens import TokenSealer
 
 API_VERSION = "1.0.0"
 TITLE = "Deal Pricing Service API: billing"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def make_transactions(settings: Settings, application_name: str) -> Transactions:

@@ -5,13 +5,14 @@ gunicorn entry point."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import falcon
 from sqlalchemy import text
 
+from dps_common.clock import utc_now
 from dps_common.crypto import SecretBox
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import ServiceApp
@@ -31,10 +32,6 @@ from dps_console.services.sign_in import EmailLinks, RateLimits
 from dps_console.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def make_context(settings: Settings, *, tx: Transactions | None = None, mailer: Mailer | None = None,

@@ -4,13 +4,12 @@ key events empty at once in each gunicorn worker (``dps_common.auth.revocations`
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy import text
 
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
+from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.idempotency import IdempotencyStore
@@ -23,10 +22,6 @@ from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer
 
 API_VERSION = "1.0.0"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def key_authenticator(settings: Settings) -> IntrospectingAuthenticator:

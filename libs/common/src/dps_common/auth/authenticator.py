@@ -8,12 +8,13 @@ once (``dps_common.auth.revocations``). The two 401 messages are the spec's, to 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 from dps_common.auth.cache import KeyRecord, TtlCache
 from dps_common.auth.keys import parse_key, secret_matches
 from dps_common.auth.principal import Principal
+from dps_common.clock import utc_now
 from dps_common.errors import Unauthorized
 
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
@@ -38,10 +39,6 @@ class ForgetsKeys(Protocol):
 
     def forget_all(self) -> None:
         """Drop everything cached (key events may have been missed)."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Authenticator:

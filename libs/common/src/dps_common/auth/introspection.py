@@ -23,11 +23,12 @@ from uuid import UUID
 
 import requests
 
-from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY, utc_now
+from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.keys import parse_key
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
+from dps_common.clock import utc_now
 from dps_common.errors import ServiceUnavailable, Unauthorized
 
 INTROSPECTION_PATH = "/internal/v1/key-introspection"

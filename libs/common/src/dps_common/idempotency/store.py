@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import ColumnElement, CursorResult, Result, and_, delete, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 
+from dps_common.clock import utc_now
 from dps_common.db import Transactions
 from dps_common.idempotency.rules import (
     LEASE,
@@ -47,12 +48,8 @@ class Claim:
     claim_id: UUID
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class IdempotencyStore:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime] = _utc_now):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime] = utc_now):
         self._tx = tx
         self._now = now
 

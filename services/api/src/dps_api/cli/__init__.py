@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import psycopg.errors
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.errors import ServiceError
 from dps_common.settings import SettingsError
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=1, application_name="dps-admin"))
         try:
             # another process's key cache is out of reach; its entries expire on their own
-            identity = IdentityService(tx, settings.api_key_pepper, _utc_now, _no_cache)
+            identity = IdentityService(tx, settings.api_key_pepper, utc_now, _no_cache)
             if getattr(args, "key", None) is not None:  # keys rotate|revoke: an id, or a prefix to look up
                 args.key = key_row_id(tx, args.key)
             args.handler(args, identity, out)
@@ -70,10 +70,6 @@ def _migrate(out: Output) -> int:
     else:
         out.message("Database migrated to head.")
     return 0
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _no_cache(key_id: str) -> None:

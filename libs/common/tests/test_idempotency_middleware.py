@@ -7,8 +7,7 @@ The services' own suites hold the same rules on their real operations."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
@@ -18,7 +17,6 @@ import falcon.testing
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from alembic.operations import Operations
 from pydantic import BaseModel
 from sqlalchemy import create_engine, func, inspect, select, update
 
@@ -38,22 +36,13 @@ from dps_common.idempotency.migration import (
 )
 from dps_common.idempotency.rules import LEASE, RequestSignature, StoredResponse, body_fingerprint
 from dps_common.json import dumps
+from dps_common.testing.migrations import migrated
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import committed
 
 KEYS = idempotency_table(new_metadata())
 WAIT_SECONDS = 30
 
-
-@contextmanager
-def migrated(database_url: str, migration: Callable[[Operations], None]) -> Iterator[None]:
-    engine = create_engine(sqlalchemy_url(database_url))
-    try:
-        with engine.begin() as connection:
-            migration(Operations(MigrationContext.configure(connection)))
-        yield
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,7 @@ real PostgreSQL, on a small Falcon app whose resource issues a new secret per ru
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -30,22 +29,13 @@ from dps_common.http.operations import Operation
 from dps_common.idempotency import IdempotencyStore, idempotency_table
 from dps_common.idempotency.migration import create_idempotency_keys, scope_idempotency_keys_by_client
 from dps_common.idempotency.redaction import NOTICE_FIELD, redacted
+from dps_common.testing.migrations import migrated
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import committed
 
 KEYS = idempotency_table(new_metadata())
 RENEWAL = "POST /signing-keys/{id}/rotate"
 
-
-@contextmanager
-def migrated(database_url: str, migration: Callable[[Operations], None]) -> Iterator[None]:
-    engine = create_engine(sqlalchemy_url(database_url))
-    try:
-        with engine.begin() as connection:
-            migration(Operations(MigrationContext.configure(connection)))
-        yield
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")

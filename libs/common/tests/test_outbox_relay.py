@@ -25,7 +25,6 @@ import pytest
 import requests
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from alembic.operations import Operations
 from kombu import Queue
 from prometheus_client import REGISTRY
 from sqlalchemy import create_engine, func, select
@@ -38,6 +37,7 @@ from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_common.outbox.relay.batches import claim_unpublished
 from dps_common.settings import SettingsError
 from dps_common.testing.broker import PrivateBroker, private_broker
+from dps_common.testing.migrations import migrated
 from dps_common.testing.processes import free_port, scrape, wait_healthy
 from dps_common.testing.services import fresh_database, fresh_vhost
 from dps_common.testing.transactions import committed
@@ -49,17 +49,6 @@ WAIT_SECONDS = 60
 
 OUTBOX = outbox_table(new_metadata())  # for reading rows back
 
-
-@contextmanager
-def migrated(database_url: str, migration: Callable[[Operations], None]) -> Iterator[None]:
-    """Run a migration step on the database as Alembic would, without a migrations tree."""
-    engine = create_engine(sqlalchemy_url(database_url))
-    try:
-        with engine.begin() as connection:
-            migration(Operations(MigrationContext.configure(connection)))
-        yield
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")

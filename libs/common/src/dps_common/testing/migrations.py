@@ -4,15 +4,18 @@ up again."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pprint import pformat
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, MetaData, text
+from alembic.operations import Operations
+from sqlalchemy import Engine, MetaData, create_engine, text
 
 from dps_common import migrations
-from dps_common.db import make_engine
+from dps_common.db import make_engine, sqlalchemy_url
 from dps_common.testing.services import fresh_database
 
 # Everything a migration can leave in the public schema, the Alembic bookkeeping table aside:
@@ -92,3 +95,16 @@ def assert_round_trip(package: str, metadata: MetaData) -> None:
             assert_schema_matches_models(engine, metadata)
         finally:
             engine.dispose()
+
+
+@contextmanager
+def migrated(database_url: str, migration: Callable[[Operations], None]) -> Iterator[None]:
+    """Run one migration step (e.g. ``create_outbox``) on the database as Alembic would, without a
+    migrations tree: for the shared tables' own tests."""
+    engine = create_engine(sqlalchemy_url(database_url))
+    try:
+        with engine.begin() as connection:
+            migration(Operations(MigrationContext.configure(connection)))
+        yield
+    finally:
+        engine.dispose()

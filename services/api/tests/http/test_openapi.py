@@ -51,3 +51,25 @@ def test_documented_scopes_are_what_the_server_enforces(client, org):
 def test_every_operation_refuses_a_missing_key(client, method):
     doc = client.simulate_get("/external/v1/openapi.json").json
     assert assert_missing_key_refused(client, doc, method)
+
+
+def _decimal_fields(node, path=""):
+    """(where, schema) of every string schema that is a decimal: our request pattern or format decimal."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and ("[0-9]{1,15}" in node.get("pattern", "") or node.get("format") == "decimal"):
+            yield path, node
+        for key, value in node.items():
+            yield from _decimal_fields(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _decimal_fields(value, f"{path}/{index}")
+
+
+def test_decimal_strings_are_marked_in_requests_and_answers(client):
+    doc = client.simulate_get("/external/v1/openapi.json").json
+    decimals = list(_decimal_fields(doc["components"]["schemas"]))
+    unmarked = [where for where, schema in decimals if schema.get("format") != "decimal"]
+    assert not unmarked
+    requests = {where.split("/")[1] for where, schema in decimals if "pattern" in schema}
+    answers = {where.split("/")[1] for where, schema in decimals if "pattern" not in schema}
+    assert {"QuoteLineCreate", "QuoteLineUpdate", "ProductCreate"} <= requests and {"QuoteLine", "QuoteTotals"} <= answers

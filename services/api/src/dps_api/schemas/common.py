@@ -15,7 +15,9 @@ T = TypeVar("T")
 DecimalString = Annotated[
     str,
     StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$"),
-    Field(description="A decimal number written as a string, e.g. \"1234.50\".", examples=["1234.50"]),
+    # format "decimal", as in answers (DecimalText): a client generator keeps it exact, not a float
+    Field(description="A decimal number written as a string, e.g. \"1234.50\".", examples=["1234.50"],
+          json_schema_extra={"format": "decimal"}),
 ]
 CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code", examples=["USD"])]
 # PostgreSQL text cannot hold NUL: the pattern refuses it with a 400 (and documents it)

@@ -183,7 +183,8 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         Process("billing connector", [*GUNICORN, "dps_billing.wsgi:create()"], billing_env,
                 config.origin("BILLING_PORT") + ready),
         Process("billing worker", [str(BIN / "dealpricing-billing"), "worker"], billing_env),
-        Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], {**billing_env, **relay_ports["billing"]}),
+        Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], {**billing_env, **relay_ports["billing"],
+                                                                      "SERVICE_NAME": "billing-connector"}),
         Process("settings console", [*GUNICORN, "dps_console.wsgi:create()"], console_env,
                 config.origin("CONSOLE_PORT") + ready),
     ]

@@ -143,6 +143,7 @@ def test_the_introduction_covers_what_every_operation_shares():
 
 _ROOT = Path(__file__).resolve().parents[3]
 _CODE = re.compile(r"""\bcode\s*=\s*["']([a-z_]+)["']|Failure\(\s*["']([a-z_]+)["']|invalid_field\([^)]*["']([a-z_]+)["']\)""")
+_POSITIONAL_CODE = re.compile(r"""\bProblem\(\s*\d{3}\s*,(?:[^()]|\([^()]*\))*?["']([a-z_]+)["']\s*,?\s*\)""")
 
 
 def test_the_error_table_lists_every_code_the_services_answer():
@@ -150,7 +151,8 @@ def test_the_error_table_lists_every_code_the_services_answer():
                *(p for service in ("api", "webhook-dispatcher", "billing-connector")
                  for p in (_ROOT / "services" / service / "src").rglob("*.py"))]
     found = {code for path in sources for match in _CODE.finditer(path.read_text()) for code in match.groups() if code}
-    found |= {"uri_too_long", "request_header_fields_too_large"}  # the edge's, written positionally
+    # the edge's answers, written positionally: Problem(status, ..., "code")
+    found |= {match.group(1) for path in sources for match in _POSITIONAL_CODE.finditer(path.read_text())}
     found.discard("error")  # the base class's placeholder, never answered
     assert len(found) > 50
     listed = [code for _, code, _ in ERROR_CODES]

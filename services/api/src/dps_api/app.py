@@ -42,7 +42,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, key_events
     add_routes(api, ctx)
     if key_events:
         start_key_events(settings.amqp_url, settings.events_exchange, ctx.authenticator)
-    api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls)
+    api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls,
+                        server_url=settings.public_api_url)
     add_reference_page(api.app)
     api.app.context = ctx  # tests and tools reach the wiring here
     return api.app

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
+
+API_PREFIX = "/external/v1"  # dps_common.http.app's: the relative base every document used
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,9 @@ class Settings:
     amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
+    # PUBLIC_API_URL: the document's servers entry, where clients reach the whole API (the ingress, make
+    # run's proxy), e.g. https://api.example.com/external/v1; unset: the relative /external/v1
+    public_api_url: str = API_PREFIX
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -45,6 +51,17 @@ class Settings:
             amqp_url=env.optional("AMQP_URL"),
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
             rate_limits=RateLimitSettings.from_env(env),
+            public_api_url=env.optional("PUBLIC_API_URL").rstrip("/") or API_PREFIX,
         )
+        if not _is_public_api_url(settings.public_api_url):
+            env.problems.append(f"PUBLIC_API_URL must be an http(s) URL ending in {API_PREFIX}, "
+                                f"e.g. https://api.example.com{API_PREFIX}")
         env.check()
         return settings
+
+
+def _is_public_api_url(url: str) -> bool:
+    if url == API_PREFIX:
+        return True
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and parts.path == API_PREFIX and not parts.query

@@ -76,12 +76,13 @@ class Api:
 
     def publish_openapi(
         self, title: str, version: str, *, events: EventCatalogue | None = None,
-        parts: Sequence[str] = (), verify: bool | str = True,
+        parts: Sequence[str] = (), verify: bool | str = True, server_url: str = API_PREFIX,
     ) -> None:
         """The service's own document (its operations, and the ``events`` it publishes as webhooks)
         at ``/internal/v1/openapi.json``; at ``/external/v1/openapi.json`` the same, or, given the
-        ``parts`` (other services' internal document URLs), all of them merged."""
-        document = build_document(title, version, API_PREFIX, self.routes)
+        ``parts`` (other services' internal document URLs), all of them merged. ``server_url``: its
+        ``servers`` entry (the public base, e.g. ``http://127.0.0.1:8080/external/v1``; default relative)."""
+        document = build_document(title, version, server_url, self.routes)
         if events is not None:
             add_event_catalogue(document, events)
         for path, resource in self.routes:

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime
 
+import webhooks_steady
 from report import RESULTS_DIR, Target, load_average, targets_table
 from run import git_revision
 from seed import DEFAULT_SERVER_URL
@@ -52,6 +53,13 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--receiver-threads", type=int, default=8)
     p.add_argument("--deadline", type=int, default=1500, help="seconds after which the run aborts")
     p.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    steady = p.add_argument_group("steady mode (bench/webhooks_steady.py): CPU per process per event at a steady rate")
+    steady.add_argument("--steady", type=float, default=0.0, metavar="RATE",
+                        help="instead of the full run: rounds of [RATE events/s, a burst, a plain loop], one worker")
+    steady.add_argument("--steady-seconds", type=float, default=15.0, help="each steady window")
+    steady.add_argument("--label", default="", help="steady mode: suffix of the results file (e.g. before, after)")
+    steady.add_argument("--py-spy", default="", metavar="PATH", help="steady mode: py-spy binary; profiles one more window")
+    steady.add_argument("--profile-dir", default="/tmp/dps-bench-wh-profile", help="where py-spy's raw stacks go")
     return p.parse_args()
 
 
@@ -192,6 +200,13 @@ def main() -> int:
     signal.alarm(args.deadline)
     command = shlex.join([os.path.relpath(sys.executable), "bench/webhooks.py", *sys.argv[1:]])
     server_url = os.environ.get("DATABASE_URL", DEFAULT_SERVER_URL)
+    if args.steady:
+        args.server_url = server_url
+        if "--rounds" not in sys.argv:
+            args.rounds = 3
+        if "--warmup" not in sys.argv:
+            args.warmup = 300
+        return webhooks_steady.run(args, command)
     started, load_before = time.monotonic(), load_average()
     runs: dict[str, list[Measured]] = {k: [] for k in RUNS}
     with ExitStack() as stack:

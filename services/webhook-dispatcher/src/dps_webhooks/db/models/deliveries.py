@@ -5,6 +5,10 @@ due rows with ``FOR UPDATE SKIP LOCKED`` and push ``next_attempt_at`` one lease 
 that dies mid-attempt leaves the row to be taken up when the lease ends. ``next_attempt_at`` is NULL
 when nothing is scheduled: the delivery is final (SUCCESS, EXHAUSTED) or held (its endpoint is
 paused or disabled; resuming schedules it again).
+
+Both tables are partitioned by day on the delivery's UUIDv7 id (``db/partitions.py``: deliveries on
+``id``, attempts on ``delivery_id``); retention drops a day's partitions whole. The attempts' foreign
+key to their delivery is declared per day's partition pair, not here on the parents (see there why).
 """
 
 from datetime import datetime
@@ -25,11 +29,11 @@ class WebhookDelivery(Base):
         ),
         Index("ix_webhook_deliveries_due", "next_attempt_at", postgresql_where=text("next_attempt_at IS NOT NULL")),
         Index("ix_webhook_deliveries_endpoint_id_id", "endpoint_id", "id"),  # newest first per endpoint
-        Index("ix_webhook_deliveries_created_at", "created_at"),  # retention
-        Index("ix_webhook_deliveries_event_id", "event_id"),
+        Index("ix_webhook_deliveries_event_id", "event_id"),  # retention: events no delivery uses
+        {"postgresql_partition_by": "RANGE (id)"},
     )
 
-    id: Mapped[UUID] = uuid_pk()  # UUIDv7: newest first is id order
+    id: Mapped[UUID] = uuid_pk()  # UUIDv7: newest first is id order; the partition key (its day)
     organization_id: Mapped[UUID]
     endpoint_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
     event_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_events.id", ondelete="CASCADE"))
@@ -51,10 +55,15 @@ class WebhookDelivery(Base):
 
 class DeliveryAttempt(Base):
     __tablename__ = "webhook_delivery_attempts"
-    __table_args__ = (UniqueConstraint("delivery_id", "attempt", name="uq_webhook_delivery_attempts_attempt"),)
+    __table_args__ = (
+        UniqueConstraint("delivery_id", "attempt", name="uq_webhook_delivery_attempts_attempt"),
+        {"postgresql_partition_by": "RANGE (delivery_id)"},
+    )
 
     id: Mapped[UUID] = uuid_pk()
-    delivery_id: Mapped[UUID] = mapped_column(ForeignKey("webhook_deliveries.id", ondelete="CASCADE"))
+    # the partition key, so part of the primary key (id, delivery_id); references webhook_deliveries.id
+    # through each day's partitions (ON DELETE CASCADE)
+    delivery_id: Mapped[UUID] = mapped_column(primary_key=True)
     attempt: Mapped[int]
     attempted_at: Mapped[datetime] = timestamp()
     response_status: Mapped[int | None]

@@ -73,6 +73,20 @@ class Wakeup:
             self.close()
         return False
 
+    def drain(self) -> None:
+        """Discard the notifications already received, without waiting: call right before looking
+        for work, which finds whatever they announced (a notification is sent at commit, so its
+        work is visible to a look that starts after it arrived). Without this, every notification
+        of a batch already handled would wake one more, empty, look."""
+        if self._connection is None:
+            return
+        try:
+            for _ in self._connection.notifies(timeout=0):
+                pass
+        except psycopg.Error:
+            log.warning("listen connection lost", extra={"channel": self.channel})
+            self.close()
+
     def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:

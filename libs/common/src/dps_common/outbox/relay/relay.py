@@ -1,5 +1,11 @@
 """The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
 
+A notification that wakes an idle relay is followed by a short linger (``RELAY_LINGER_SECONDS``,
+50 ms) before the claim, so that a steady trickle of commits goes out in batches (one transaction,
+one wait for the broker's confirms) rather than one event per turn; the notifications that arrived
+meanwhile are dropped right before the claim, which finds their rows. A backlog is drained in full
+batches without lingering.
+
 A broker or database failure drops the broken connection and backs off (0.5 s doubling to 15 s);
 the loop then starts over, so restarts of either are ridden out without losing anything. Each turn
 and each batch beats the relay's ``heartbeat`` (its liveness), and each batch updates
@@ -46,6 +52,7 @@ class OutboxRelay:
                 try:
                     self._wakeup.listen()
                     self._publisher.connect()
+                    self._wakeup.drain()  # what they announce, the claim below finds
                     while not stop.is_set() and self.relay_batch() == self.settings.batch_size:
                         self.heartbeat.beat()  # a full batch: more may be waiting, and a backlog is progress
                     backoff.reset()
@@ -64,20 +71,24 @@ class OutboxRelay:
                     self._wakeup.close()
                     backoff.wait(stop)
                     continue
-                self._idle(stop)
+                if self._idle(stop):
+                    stop.wait(self.settings.linger_seconds)
         finally:
             self._publisher.close()
             self._wakeup.close()
 
-    def _idle(self, stop: threading.Event) -> None:
+    def _idle(self, stop: threading.Event) -> bool:
         """Wait for a notification or the poll interval, in slices short enough to notice ``stop``
-        promptly and to keep the broker connection's heartbeats going."""
+        promptly and to keep the broker connection's heartbeats going; True when notified."""
         deadline = time.monotonic() + self.settings.poll_interval_seconds
         while not stop.is_set():
             self._publisher.heartbeat()
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self._wakeup.wait(min(remaining, IDLE_SLICE_SECONDS)):
-                return
+            if remaining <= 0:
+                return False
+            if self._wakeup.wait(min(remaining, IDLE_SLICE_SECONDS)):
+                return True
+        return False
 
     def relay_batch(self) -> int:
         """Publish one batch and mark what the broker confirmed; the number of rows claimed.

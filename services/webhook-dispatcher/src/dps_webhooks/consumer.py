@@ -1,8 +1,9 @@
 """The event consumer: the api's events, from the broker into events and deliveries.
 
-It binds a durable queue to the events exchange for every type (``#``). After each message it takes
-whatever else has already arrived (up to the prefetch, without waiting: a lone event is handled at
-once) and stores the batch's events and deliveries in one transaction (``accept_events``, which
+It binds a durable queue to the events exchange for every type (``#``). After a message it takes
+whatever else arrives within a short linger (``WEBHOOK_CONSUMER_LINGER_SECONDS``, 20 ms: the rest of
+the relay's batch, at a steady rate a few more events; in a burst the batch fills at once) and
+stores the batch's events and deliveries in one transaction (``accept_events``, which
 deduplicates on the event id), acknowledging only after that transaction committed: a crash in
 between redelivers the messages and the event ids make the second pass a no-op. One commit (one
 fsync) per batch instead of per event is what lets the consumer keep up with bursts. The queue has a
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from kombu.connection import Connection
 from kombu.entity import Queue
@@ -34,6 +36,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
+from dps_common.outbox.headers import request_id_of
 
 from dps_webhooks import metrics
 from dps_webhooks.delivery.hand_over import HandOver, NoHandOver
@@ -101,10 +104,12 @@ class EventConsumer:
         consumer = Consumer(channel, queues=[self._queue], on_message=received.append, auto_declare=True)
         consumer.consume()
         log.info("consuming events", extra={"queue": self._queue.name, "exchange": self._queue.exchange.name})
+        linger = self._settings.consumer_linger_seconds
         while not stop.is_set():
             if received or _drain(connection, DRAIN_SECONDS):
-                while len(received) < BATCH_SIZE and _drain(connection, 0):  # what has arrived, no waiting
-                    pass
+                until = time.monotonic() + linger
+                while len(received) < BATCH_SIZE and _drain(connection, max(0.0, until - time.monotonic())):
+                    pass  # what arrives within the linger, then what has arrived
                 batch, received[:] = received[:BATCH_SIZE], received[BATCH_SIZE:]
                 self._accept(batch)
             connection.heartbeat_check()
@@ -161,10 +166,9 @@ class EventConsumer:
         self._hand_over.start(accepted.claimed)
         self._acknowledge([message for message, _ in parsed])
         self._backoff.reset()
-        log.info(
-            "events accepted",
-            extra={"eventIds": [str(event.id) for event in events], "events": len(events), "deliveries": accepted.deliveries},
-        )
+        log.info("events accepted", extra={"events": len(events), "deliveries": accepted.deliveries})
+        for event in events:  # one line per event: found by its id and by the request that caused it
+            log.info("event accepted", extra={"eventId": str(event.id), "eventType": event.type, "requestId": event.request_id})
 
     def _acknowledge(self, messages: list[Message]) -> None:
         """After the commit. Every earlier message of this channel is settled by now (acked, rejected
@@ -188,7 +192,7 @@ def _drain(connection: Connection, timeout: float) -> bool:
 def _parse(message: Message) -> IncomingEvent | None:
     """The message's event, or None after rejecting a message that is not an envelope."""
     try:
-        return IncomingEvent.from_envelope(_text(message.body))
+        return IncomingEvent.from_envelope(_text(message.body), request_id_of(message.headers))
     except (ValueError, TypeError, AttributeError):  # not JSON, not an object, wrong field types
         log.error("message rejected: not an event envelope", extra={"messageId": message.properties.get("message_id")})
         metrics.REJECTED_NOT_AN_ENVELOPE.inc()

@@ -49,6 +49,10 @@ class Settings:
     retention_days: float = 30.0
     retention_interval_seconds: float = 3600.0
     poll_interval_seconds: float = 1.0  # fallback when no notification wakes the worker
+    # a lone event waits this long for others before the consumer stores it (one transaction, one ack)
+    consumer_linger_seconds: float = 0.02
+    # finished attempts wait up to this long to be recorded together (the receiver has them already)
+    record_linger_seconds: float = 0.2
     delivery_concurrency: int = 16  # attempts in flight per worker process
     allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(default=())
     receiver_ca_file: str = ""  # extra CA bundle for receivers (tests, private installs)
@@ -94,6 +98,8 @@ class Settings:
             retention_days=env.float("WEBHOOK_RETENTION_DAYS", 30.0, minimum=0, maximum=365),
             retention_interval_seconds=env.float("WEBHOOK_RETENTION_INTERVAL_SECONDS", 3600.0, minimum=1),
             poll_interval_seconds=env.float("WEBHOOK_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
+            consumer_linger_seconds=env.float("WEBHOOK_CONSUMER_LINGER_SECONDS", 0.02, minimum=0, maximum=1),
+            record_linger_seconds=env.float("WEBHOOK_RECORD_LINGER_SECONDS", 0.2, minimum=0, maximum=5),
             delivery_concurrency=env.int("WEBHOOK_DELIVERY_CONCURRENCY", 16, minimum=1, maximum=256),
             allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
             receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),

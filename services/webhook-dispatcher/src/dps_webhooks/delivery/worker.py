@@ -48,6 +48,7 @@ log = logging.getLogger("dps.webhooks.worker")
 _LISTEN_RETRY_SECONDS = 1.0
 _SIGNAL_CHECK_SECONDS = 0.25  # how soon a signal is noticed while idle
 HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own worker
+RECORD_BATCH = 64  # results waiting to be recorded that are recorded at once, lingering or not
 
 
 class DeliveryWorker:
@@ -97,14 +98,19 @@ class DeliveryWorker:
         """Deliver until ``stop()``; returns once the attempts in flight are recorded.
 
         Attempt threads never touch the database: they queue their results, and this loop records
-        every result that is ready in one transaction, together with the next claim when threads
-        are free. Results are recorded as soon as they are in (no batching delay): batches grow by
-        themselves while the loop is busy, which is exactly when one commit per batch pays.
+        the results in one transaction, together with the next claim when threads are free. A
+        result waits up to ``WEBHOOK_RECORD_LINGER_SECONDS`` (0.2 s) for others before it is
+        recorded (at once when a claim is made anyway, or when ``RECORD_BATCH`` are waiting): the
+        receiver has it already, so at a steady rate many outcomes share one commit instead of one
+        each. Its thread is free meanwhile. A worker that dies before recording leaves the claims,
+        and the attempts are made again after their leases, as for an attempt in flight.
         """
         capacity = self.settings.delivery_concurrency
         listener = threading.Thread(target=self._listen, name="webhook-listen", daemon=True)
         listener.start()
         next_poll = 0.0
+        pending: list[_Done] = []  # results taken from the threads, not yet recorded
+        record_by = math.inf  # when the oldest of them is recorded at the latest
         while not self.stopping.is_set():
             self.heartbeat.beat()
             if self._signalled:
@@ -113,6 +119,9 @@ class DeliveryWorker:
             self._wake.clear()
             done = self._take_finished()
             self._slots.finish(len(done))
+            if done and not pending:
+                record_by = time.monotonic() + self.settings.record_linger_seconds
+            pending += done
             free = capacity - self._slots.taken
             if self._saturated:  # more is known to be due: claim once enough threads are free
                 claim = free >= self._refill_at
@@ -121,17 +130,22 @@ class DeliveryWorker:
             if claim:
                 self._notified.clear()
                 next_poll = time.monotonic() + self.settings.poll_interval_seconds
-            limit = self._slots.take(free, capacity) if claim else 0
-            claimed = self._record_and_claim(done, limit)
-            self._slots.give_back(limit - len(claimed))
-            if claim:
-                self._saturated = limit > 0 and len(claimed) == limit
-            self.start(claimed)
+            record = bool(pending) and (claim or len(pending) >= RECORD_BATCH or time.monotonic() >= record_by)
+            if claim or record:
+                limit = self._slots.take(free, capacity) if claim else 0
+                claimed = self._record_and_claim(pending, limit)
+                pending, record_by = [], math.inf
+                self._slots.give_back(limit - len(claimed))
+                if claim:
+                    self._saturated = limit > 0 and len(claimed) == limit
+                self.start(claimed)
             if self._saturated and capacity - self._slots.taken >= self._refill_at:
                 continue
-            until_poll = next_poll - time.monotonic()
+            now = time.monotonic()
+            until = min(next_poll, record_by) - now
             # Saturated with too few threads free: the results coming in wake the loop.
-            self._wait(until_poll if until_poll > 0 else self.settings.poll_interval_seconds)
+            self._wait(until if until > 0 else self.settings.poll_interval_seconds)
+        self._record_and_claim(pending, 0)
         self._finish_in_flight()
         listener.join(timeout=5)
 

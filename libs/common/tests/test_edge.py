@@ -131,3 +131,46 @@ def test_the_workers_body_stream_reads_a_good_chunked_body():
 
     stream = _BodyInput(Body(ChunkedReader(object(), IterUnreader([b"2\r\n{}\r\n3\r\n[1]\r\n0\r\n\r\n"]))))
     assert stream.read(3) == b"{}[" and stream.read() == b"1]" and stream.read() == b""
+
+
+def test_the_worker_freezes_the_loaded_app_and_collects_the_young_generation_less_often(tmp_path):
+    """Under real gunicorn: the app's objects are frozen once it is built, and the youngest generation's
+    threshold leaves room for the requests in flight (a collection stops every request of the worker)."""
+    import gc
+    import http.client
+
+    from dps_common.edge.worker import GC_GEN0_THRESHOLD
+
+    (tmp_path / "gc_app.py").write_text(
+        "import gc, json\n"
+        "def app(environ, start_response):\n"
+        "    body = json.dumps({'threshold': gc.get_threshold()[0], 'frozen': gc.get_freeze_count()}).encode()\n"
+        "    start_response('200 OK', [('Content-Type', 'application/json'), ('Content-Length', str(len(body)))])\n"
+        "    return [body]\n"
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--worker-class", "dps_common.edge.worker.EdgeWorker", "--workers", "1",
+         "--bind", f"127.0.0.1:{port}", "--chdir", str(tmp_path), "--no-control-socket", "gc_app:app"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/")
+                answer = json.loads(conn.getresponse().read())
+                conn.close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "gunicorn did not start"
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert GC_GEN0_THRESHOLD > gc.get_threshold()[0] == 700  # this process keeps CPython's default
+    assert answer["threshold"] == GC_GEN0_THRESHOLD
+    assert answer["frozen"] > 1000  # gevent, gunicorn and the app's modules

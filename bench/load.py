@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ class LoadResult:
     max_ms: float
     errors: dict[str, int]
     cpu_us: float = 0.0  # server CPU (user + system, all workers) per request: robust to a busy machine
+    window_ns: tuple[int, int] = (0, 0)  # time.monotonic_ns() when the measured load began and ended
 
     @property
     def error_count(self) -> int:
@@ -71,9 +73,9 @@ def measure(
     """Warm up, then measure; a run with any failed or non-2xx/3xx response is an error, not a number."""
     if options.warmup > 0:
         run_wrk(url, options.warmup, options, headers)
-    cpu_before = cpu_seconds()
+    cpu_before, began = cpu_seconds(), time.monotonic_ns()
     result = run_wrk(url, options.duration, options, headers)
-    cpu = cpu_seconds() - cpu_before
+    ended, cpu = time.monotonic_ns(), cpu_seconds() - cpu_before
     if result.error_count:
         raise RuntimeError(f"{url}: wrk reported errors {result.errors}")
-    return replace(result, cpu_us=cpu / max(result.requests, 1) * 1e6)
+    return replace(result, cpu_us=cpu / max(result.requests, 1) * 1e6, window_ns=(began, ended))

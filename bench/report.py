@@ -72,12 +72,15 @@ def targets_table(targets: list[Target]) -> list[str]:
     return ["| target | measured | required | verdict |", "|---|---:|---:|---|", *(t.line() for t in targets)]
 
 
-def render(info: dict[str, str], setup: dict[str, str], rows, targets: list[Target], notes: list[str]) -> str:
+def render(info: dict[str, str], setup: dict[str, str], rows, targets: list[Target], notes: list[str],
+           gc_lines: list[str] = ()) -> str:
     out = [f"# Benchmark run {info['date']}", "", "## Machine", ""]
     out += [f"- {k}: {v}" for k, v in info.items()]
     out += ["", "## Setup", ""]
     out += [f"- {k}: {v}" for k, v in setup.items()]
     out += ["", "## Results", "", *results_table(rows), "", "## Targets", "", *targets_table(targets)]
+    if gc_lines:
+        out += ["", "## Garbage collections during the measurements (all rounds; each one stops its worker)", "", *gc_lines]
     if notes:
         out += ["", "## Notes", "", *(f"- {n}" for n in notes)]
     return "\n".join(out) + "\n"

@@ -40,6 +40,7 @@ FIRST_PAGE = f"{PRODUCTS}?limit=100"
 WHOAMI = "/external/v1/whoami"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEEP_ITEM = 100_000
+OLD = "old "  # servers and targets of --baseline's tree
 
 
 def parse_args() -> argparse.Namespace:
@@ -59,6 +60,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--products", type=int, default=200_000)
     p.add_argument("--deadline", type=int, default=1200, help="seconds after which the run aborts")
     p.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    p.add_argument("--baseline", type=Path, default=None, metavar="TREE",
+                   help="also serve the api from this work tree (git worktree add /tmp/old <rev>) and load it in the "
+                        "same rounds, alternating which of the two goes first: before/after in one run")
+    p.add_argument("--no-gc", action="store_true", help="do not record the workers' garbage collections")
     p.add_argument("--only", default="", metavar="NAMES",
                    help="comma-separated targets to load, e.g. 'bare,api whoami,api whoami limited' (the rate-limit "
                         "ratios); the others' ratios are left out. Default: all")
@@ -130,7 +135,8 @@ def store_takes(server: Server) -> str:
             f"({100 * share:.1f} %; the others spent leased units)")
 
 
-def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path) -> dict[str, Server]:
+def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path,
+                  baseline: Path | None, gc: bool) -> dict[str, Server]:
     common = {"LOG_LEVEL": "WARNING"}
     floor_env = {"DATABASE_URL": seeded.database_url, "BENCH_ORG_ID": str(seeded.organization_id)}
     api_env = {"DATABASE_URL": seeded.database_url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": secrets.token_hex(32)}
@@ -141,11 +147,15 @@ def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, 
          "/healthz"),
         ("api limited", "dps_api.wsgi:create()", {**api_env, **rate_limits_env(stack)}, "/healthz"),
     )
+    if baseline is not None:  # the same two apis from the old tree
+        apps += tuple((OLD + name, spec, env, ready) for name, spec, env, ready in apps if name.startswith("api"))
     servers = {}
     for name, spec, env, _ in apps:
         # metrics in prometheus-client's multiprocess mode, as production's gunicorn_conf sets up
-        metrics_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-metrics-{name}-"))
-        server = Server(name, spec, gunicorn, {**common, **env, "PROMETHEUS_MULTIPROC_DIR": metrics_dir}, log_dir)
+        metrics_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-metrics-{name.replace(' ', '-')}-"))
+        server = Server(name, spec, gunicorn, {**common, **env, "PROMETHEUS_MULTIPROC_DIR": metrics_dir}, log_dir,
+                        code=baseline if name.startswith(OLD) else None,
+                        gc_dir=log_dir / f"gc-{name.replace(' ', '-')}" if gc else None)
         stack.callback(server.stop)  # registered at once: stopped whatever happens next
         servers[name] = server
     for name, _, _, ready in apps:
@@ -178,7 +188,8 @@ def checks(servers: dict[str, Server], key: str, deep_item: int) -> tuple[str, l
 def run_rounds(plan, rounds: int, options: LoadOptions) -> dict[str, list[LoadResult]]:
     runs: dict[str, list[LoadResult]] = {name: [] for name, *_ in plan}
     for round_no in range(1, rounds + 1):
-        for name, _, server, path, headers in plan:
+        print(f"  round {round_no}: load average {load_average()}", flush=True)
+        for name, _, server, path, headers in _round_order(plan, round_no):
             before = server.worker_cpu_seconds()
             r = measure(server.url + path, options, headers, server.cpu_seconds)
             split = [after - was for was, after in zip(before, server.worker_cpu_seconds())]
@@ -189,40 +200,75 @@ def run_rounds(plan, rounds: int, options: LoadOptions) -> dict[str, list[LoadRe
     return runs
 
 
-def targets(runs: dict[str, list[LoadResult]], api_rss: list[float]) -> list[Target]:
+def _round_order(plan, round_no: int):
+    """The plan, with each old target swapped with the new one before it in every other round (so
+    neither always runs first)."""
+    order = list(plan)
+    if round_no % 2 == 0:
+        for i in range(1, len(order)):
+            if order[i][0] == OLD + order[i - 1][0]:
+                order[i - 1], order[i] = order[i], order[i - 1]
+    return order
+
+
+def targets(runs: dict[str, list[LoadResult]], api_rss: list[float], prefix: str = "") -> list[Target]:
+    """The goals (issue 19's where it set them), for the api of this tree or, with ``prefix`` "old ",
+    of the baseline's (against the same bare app and floor of the same rounds)."""
     def paired(num: str, den: str, value) -> float:
         if num not in runs or den not in runs:  # not loaded (--only)
             return math.nan
         return statistics.median(value(a) / value(b) for a, b in zip(runs[num], runs[den]))
 
     rps, p50, p99, cpu = (lambda r: r.rps), (lambda r: r.p50_ms), (lambda r: r.p99_ms), (lambda r: r.cpu_us)
+    api, tag = prefix + "api", prefix
     return [target for target in [
-        Target("whoami req/s / bare req/s", paired("api whoami", "bare", rps), ">=", 0.80),
-        Target("whoami rate-limited (Redis) req/s / bare req/s", paired("api whoami limited", "bare", rps), ">=", 0.75),
-        Target("products req/s / psycopg handler req/s", paired("api products", "psycopg handler", rps), ">=", 0.80),
-        Target("deep page p50 / first page p50", paired("api products deep", "api products", p50), "<=", 1.2),
-        Target("max RSS of one api worker", max(api_rss), "<", 120, " MB"),
-        Target("deep page p99 / first page p99", paired("api products deep", "api products", p99), "<=", 1.2, judged=False),
-        Target("bare CPU/req / whoami CPU/req", paired("bare", "api whoami", cpu), ">=", 0.80, judged=False),
-        Target("whoami rate-limited req/s / whoami req/s", paired("api whoami limited", "api whoami", rps), ">=", 0.90,
+        Target(f"{tag}whoami req/s / bare req/s", paired(f"{api} whoami", "bare", rps), ">=", 0.85),
+        Target(f"{tag}whoami rate-limited (Redis) req/s / bare req/s", paired(f"{api} whoami limited", "bare", rps), ">=", 0.80),
+        Target(f"{tag}products p99 / psycopg handler p99", paired(f"{api} products", "psycopg handler", p99), "<=", 2.0),
+        Target(f"{tag}products req/s / psycopg handler req/s", paired(f"{api} products", "psycopg handler", rps), ">=", 0.80),
+        Target(f"{tag}deep page p50 / first page p50", paired(f"{api} products deep", f"{api} products", p50), "<=", 1.2),
+        Target(f"{tag}max RSS of one api worker", max(api_rss, default=math.nan), "<", 120, " MB"),
+        Target(f"{tag}bare CPU/req / whoami CPU/req", paired("bare", f"{api} whoami", cpu), ">=", 0.85, judged=False),
+        Target(f"{tag}bare CPU/req / whoami rate-limited CPU/req", paired("bare", f"{api} whoami limited", cpu), ">=", 0.80,
                judged=False),
-        Target("psycopg CPU/req / products CPU/req", paired("psycopg handler", "api products", cpu), ">=", 0.80, judged=False),
+        Target(f"{tag}psycopg CPU/req / products CPU/req", paired("psycopg handler", f"{api} products", cpu), ">=", 0.80,
+               judged=False),
+        Target(f"{tag}deep page p99 / first page p99", paired(f"{api} products deep", f"{api} products", p99), "<=", 1.2,
+               judged=False),
+        Target(f"{tag}whoami rate-limited req/s / whoami req/s", paired(f"{api} whoami limited", f"{api} whoami", rps), ">=",
+               0.90, judged=False),
+        Target(f"{tag}server CPU the rate limits add to whoami", _cpu_difference(runs, api), "<=", 50, " us/req",
+               judged=False),
+    ] + ([] if prefix else [
         Target("psycopg handler req/s / bare req/s", paired("psycopg handler", "bare", rps), ">=", 0.25, judged=False),
-        Target("server CPU the rate limits add to whoami", _cpu_difference(runs), "<=", 50, " us/req", judged=False),
-    ] if not math.isnan(target.measured)]
+    ]) if not math.isnan(target.measured)]
 
 
-def _cpu_difference(runs: dict[str, list[LoadResult]]) -> float:
+def _cpu_difference(runs: dict[str, list[LoadResult]], api: str = "api") -> float:
     """What the rate limits add to a request's server CPU (median of per-round differences)."""
-    if "api whoami limited" not in runs or "api whoami" not in runs:
+    if f"{api} whoami limited" not in runs or f"{api} whoami" not in runs:
         return math.nan
-    return statistics.median(a.cpu_us - b.cpu_us for a, b in zip(runs["api whoami limited"], runs["api whoami"]))
+    return statistics.median(a.cpu_us - b.cpu_us for a, b in zip(runs[f"{api} whoami limited"], runs[f"{api} whoami"]))
 
 
-def git_revision() -> str:
+def gc_table(plan, runs: dict[str, list[LoadResult]]) -> list[str]:
+    """Each target's garbage collections during its measurements (all rounds): they stop the worker."""
+    lines = ["| target | collections per 1,000 requests | GC ms per 1,000 requests | full collections | longest full ms "
+             "| longest pause ms |", "|---|---:|---:|---:|---:|---:|"]
+    for name, _, server, *_ in plan:
+        pauses = [server.gc_pauses(r.window_ns) for r in runs[name]]
+        if any(p is None for p in pauses):
+            return []
+        thousands = sum(r.requests for r in runs[name]) / 1000
+        lines.append(f"| {name} | {sum(p.count for p in pauses) / thousands:.1f} | {sum(p.total_ms for p in pauses) / thousands:.2f} "
+                     f"| {sum(p.full for p in pauses)} | {max(p.full_max_ms for p in pauses):.1f} | {max(p.max_ms for p in pauses):.1f} |")
+    return lines
+
+
+def git_revision(tree: Path | None = None) -> str:
     """The commit measured, and whether the work tree had uncommitted changes (others' work in progress)."""
     def git(*a: str) -> str:
-        return subprocess.run(["git", *a], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip()
+        return subprocess.run(["git", *a], capture_output=True, text=True, cwd=tree or Path(__file__).parent).stdout.strip()
 
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return (git("rev-parse", "--short", "HEAD") or "unknown") + (" + uncommitted changes" if dirty else "")
@@ -251,7 +297,9 @@ def main() -> int:
         database_url = stack.enter_context(fresh_database(server_url))
         print(f"seeding {args.products:,} products ...", flush=True)
         seeded = seed(database_url, args.products)
-        servers = start_servers(stack, gunicorn, seeded, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        baseline = args.baseline.resolve() if args.baseline else None
+        servers = start_servers(stack, gunicorn, seeded, Path(stack.enter_context(tempfile.TemporaryDirectory())),
+                                baseline, not args.no_gc)
         deep_item = min(DEEP_ITEM, args.products // 2)
         deep_url, notes = checks(servers, seeded.admin_key, deep_item)
         auth = {"x-api-key": seeded.admin_key}
@@ -263,6 +311,10 @@ def main() -> int:
             ("api products", f"GET {FIRST_PAGE}", servers["api"], FIRST_PAGE, auth),
             ("api products deep", f"GET {FIRST_PAGE}&cursor=<item {deep_item:,}>", servers["api"], deep_url, auth),
         ]
+        if baseline is not None:  # each old target right after its new one (run_rounds alternates the two)
+            plan = [step for new in plan for step in [new] + (
+                [(OLD + new[0], f"{new[1]} from {baseline}", servers[OLD + new[2].name], *new[3:])]
+                if new[0].startswith("api") and not new[0].endswith("deep") else [])]
         if args.only:
             wanted = {name.strip() for name in args.only.split(",")}
             unknown = wanted - {name for name, *_ in plan}
@@ -271,7 +323,12 @@ def main() -> int:
             plan = [step for step in plan if step[0] in wanted]
         runs = run_rounds(plan, args.rounds, options)
         notes.append(store_takes(servers["api limited"]))
+        if baseline is not None:
+            notes.append(OLD + store_takes(servers[OLD + "api limited"]))
         rss = {name: [rss_mb(pid) for pid in server.worker_pids()] for name, server in servers.items()}
+        for server in servers.values():
+            server.stop()  # the workers write their garbage collections as they exit
+        gc_lines = gc_table(plan, runs)
     signal.alarm(0)
 
     notes.append("worker RSS after the load (MB): " + "; ".join(f"{k} {', '.join(f'{v:.1f}' for v in vs)}" for k, vs in rss.items()))
@@ -286,9 +343,12 @@ def main() -> int:
         "postgres": server_version(server_url),
         "code": git_revision(),
         "load average (1 min) before / after": f"{load_before} / {load_average()}",
+        **({"baseline": f"the api also served from {baseline} ({git_revision(baseline)}), loaded right after "
+                        "(odd rounds) or before (even rounds) this tree's"} if baseline else {}),
         "duration": f"{time.monotonic() - started:.0f} s",
     }
-    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], targets(runs, rss["api"]), notes)
+    judged = targets(runs, rss["api"]) + (targets(runs, rss[OLD + "api"], OLD) if baseline else [])
+    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], judged, notes, gc_lines)
     print("\n" + text)
     if not args.no_write:
         print(f"written to {write(text, info['date'])}")

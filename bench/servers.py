@@ -65,16 +65,42 @@ def get(port: int, path: str, headers: dict[str, str] | None = None, timeout: fl
         conn.close()
 
 
-class Server:
-    """One gunicorn master serving ``app_spec``; its own process group so nothing outlives the run."""
+@dataclass(frozen=True)
+class GcPauses:
+    """The garbage collections of a server's workers within one measurement."""
 
-    def __init__(self, name: str, app_spec: str, settings: GunicornSettings, env: dict[str, str], log_dir: Path):
+    count: int
+    total_ms: float
+    max_ms: float
+    full: int  # of them, collections of the oldest generation (the whole heap)
+    full_max_ms: float
+
+
+class Server:
+    """One gunicorn master serving ``app_spec``; its own process group so nothing outlives the run.
+
+    ``code``: another work tree whose ``libs/common/src`` and ``services/api/src`` are served instead
+    of this one's (a before/after in one run). ``gc_dir``: record the workers' garbage collections
+    there (``gc_probe.py``), read with ``gc_pauses`` once the server has stopped."""
+
+    def __init__(self, name: str, app_spec: str, settings: GunicornSettings, env: dict[str, str], log_dir: Path,
+                 *, code: Path | None = None, gc_dir: Path | None = None):
         self.name = name
         self.port = free_port()
         self.url = f"http://{HOST}:{self.port}"
         self.log_path = log_dir / f"{name}.log"
+        self.gc_dir = gc_dir
+        env = dict(env)
+        probe: list[str] = []
+        if gc_dir is not None:
+            gc_dir.mkdir(parents=True, exist_ok=True)
+            env["BENCH_GC_DIR"] = str(gc_dir)
+            probe = ["--config", str(BENCH_DIR / "gc_probe.py")]
+        if code is not None:
+            paths = [str(code / "libs/common/src"), str(code / "services/api/src")]
+            env["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [os.environ.get("PYTHONPATH")])])
         command = [
-            sys.executable, "-m", "gunicorn", *settings.args(),
+            sys.executable, "-m", "gunicorn", *probe, *settings.args(),
             "--bind", f"{HOST}:{self.port}",
             "--chdir", str(BENCH_DIR),
             "--error-logfile", str(self.log_path),
@@ -131,6 +157,21 @@ class Server:
             except ProcessLookupError:
                 pass
         self._log.close()
+
+    def gc_pauses(self, window_ns: tuple[int, int]) -> GcPauses | None:
+        """The workers' collections that began within ``window_ns`` (after ``stop``)."""
+        if self.gc_dir is None:
+            return None
+        began, ended = window_ns
+        durations: list[tuple[int, int]] = []
+        for path in self.gc_dir.glob("*.gc"):
+            for line in path.read_text().splitlines():
+                start, duration, generation = (int(x) for x in line.split())
+                if began <= start < ended:
+                    durations.append((duration, generation))
+        full = [d for d, g in durations if g == 2]
+        return GcPauses(len(durations), sum(d for d, _ in durations) / 1e6, max((d for d, _ in durations), default=0) / 1e6,
+                        len(full), max(full, default=0) / 1e6)
 
 
 def rss_mb(pid: int) -> float:

@@ -29,10 +29,11 @@ from kombu import Queue
 from prometheus_client import REGISTRY
 from sqlalchemy import create_engine, func, select
 
+from dps_common import request_id
 from dps_common.db import Transactions, new_metadata, sqlalchemy_url
 from dps_common.messaging import PublishFailed, connect, events_exchange
 from dps_common.outbox import OUTBOX_CHANNEL, outbox_table, record_event
-from dps_common.outbox.migration import create_outbox, drop_outbox
+from dps_common.outbox.migration import create_outbox, create_outbox_current, drop_outbox
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_common.outbox.relay.batches import claim_unpublished
 from dps_common.settings import SettingsError
@@ -53,7 +54,7 @@ OUTBOX = outbox_table(new_metadata())  # for reading rows back
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    with fresh_database("dps_outbox_test") as url, migrated(url, create_outbox):
+    with fresh_database("dps_outbox_test") as url, migrated(url, create_outbox_current):
         yield url
 
 
@@ -209,6 +210,28 @@ def test_every_event_is_published_once_as_its_envelope_and_marked(tx, queue, amq
         stored = dict(session.execute(select(OUTBOX.c.id, OUTBOX.c.envelope).where(OUTBOX.c.id.in_(ids))).all())
     assert all(event == stored[UUID(event["id"])] for event in received)
     assert {event["type"] for event in received} == {"quote.approved"}
+
+
+def test_the_request_id_an_event_was_recorded_under_is_its_message_header_not_in_its_envelope(
+    tx, queue, amqp_url, make_relay
+) -> None:
+    with request_id.bound("req-abc.123"):
+        traced = write_events(tx, 1)
+    untraced = write_events(tx, 1)  # no request (a worker's event): no header
+    with running(make_relay()):
+        wait_until_published(tx, traced + untraced)
+    with connect(amqp_url) as connection:
+        bound = queue(connection.default_channel)
+        messages = []
+        while (message := bound.get(no_ack=True)) is not None:
+            messages.append(message)
+    by_id = {UUID(json.loads(message.body)["id"]): message for message in messages}
+    assert by_id[traced[0]].headers.get("X-Request-Id") == "req-abc.123"
+    assert "X-Request-Id" not in (by_id[untraced[0]].headers or {})
+    assert "req-abc.123" not in str(by_id[traced[0]].body)  # the envelope is the spec's, unchanged
+    with tx() as session:
+        stored = session.execute(select(OUTBOX.c.request_id).where(OUTBOX.c.id == traced[0])).scalar_one()
+    assert stored == "req-abc.123"
 
 
 def test_a_commit_wakes_an_idle_relay(tx, queue, amqp_url, make_relay) -> None:

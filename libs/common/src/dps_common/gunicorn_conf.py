@@ -23,6 +23,8 @@ Metrics add up every worker's (prometheus-client multiprocess mode, ``dps_common
 """
 
 import os
+import re
+import sys
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8080')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -49,6 +51,27 @@ logconfig_dict = {
         "json": {"()": "dps_common.logs.JsonLineFormatter"},  # the apps' own lines' fields, time in UTC
     },
 }
+
+
+
+def _identify_master() -> None:
+    """The master's own lines (started, workers booted and exited) name the service like its
+    workers' do: the service package of the app on the command line (``dps_api.wsgi:create()``)
+    says which (its ``SERVICE``; the package's ``__init__`` only, which imports nothing)."""
+    import importlib
+
+    from dps_common import logs
+
+    for arg in sys.argv[1:]:
+        found = re.match(r"^(\w+)\.wsgi:", arg)
+        if found:
+            service = getattr(importlib.import_module(found.group(1)), "SERVICE", None)
+            if isinstance(service, str):
+                logs.identify(service, "http")
+            return
+
+
+_identify_master()
 
 # Behind the ingress: trust its X-Forwarded-* headers (the pod is reachable only through it).
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

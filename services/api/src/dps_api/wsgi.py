@@ -3,11 +3,12 @@
 from dps_common import logs
 from dps_common.http.app import ServiceApp
 
+from dps_api import SERVICE
 from dps_api.app import create_app
 from dps_api.settings import Settings
 
 
 def create() -> ServiceApp:
     settings = Settings.from_env()
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=SERVICE, process="http")
     return create_app(settings, key_events=True)  # this worker's own subscription, after the fork

@@ -13,6 +13,7 @@ from dps_common import logs
 from dps_common.migrations import upgrade_from_env
 from dps_common.settings import SettingsError
 
+from dps_billing import SERVICE
 from dps_billing.settings import Settings
 from dps_billing.worker.loop import run_worker
 
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=SERVICE, process="push-worker")
     run_worker(settings)
     return 0
 

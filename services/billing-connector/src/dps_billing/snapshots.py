@@ -9,6 +9,7 @@ from uuid import UUID
 
 import requests
 
+from dps_common import request_id
 from dps_common.contracts.quotes import QuoteSnapshot, SnapshotError
 from dps_common.errors import ServiceUnavailable, UpstreamFailed, not_found
 
@@ -28,7 +29,8 @@ class SnapshotReader:
     def read(self, organization_id: UUID, quote_id: UUID) -> QuoteSnapshot:
         url = f"{self._base}/{organization_id}/pricing-quotes/{quote_id}/snapshot"
         try:
-            resp = self._session.get(url, timeout=_TIMEOUT_SECONDS)
+            # the request id of the push request that reads it: the api logs the read under it
+            resp = self._session.get(url, headers=request_id.outgoing_headers(), timeout=_TIMEOUT_SECONDS)
         except requests.RequestException as exc:
             raise ServiceUnavailable(
                 "The pricing quote cannot be read right now; retry shortly.", code="quote_unavailable"

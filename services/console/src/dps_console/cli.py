@@ -15,6 +15,7 @@ from dps_common import logs
 from dps_common.migrations import upgrade_from_env
 from dps_common.settings import SettingsError
 
+from dps_console import SERVICE
 from dps_console.app import make_context
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.housekeeping import purge
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=SERVICE, process="cli")
     if args.command == "purge":
         ctx = make_context(settings)
         purged = purge(ctx.tx, ctx.now())

@@ -4,11 +4,12 @@ import falcon
 
 from dps_common import logs
 
+from dps_console import SERVICE
 from dps_console.app import create_app
 from dps_console.settings import Settings
 
 
 def create() -> falcon.App[falcon.Request, falcon.Response]:
     settings = Settings.from_env()
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=SERVICE, process="http")
     return create_app(settings)

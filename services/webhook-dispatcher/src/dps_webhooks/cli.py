@@ -24,7 +24,7 @@ from dps_common.migrations import upgrade_from_env
 from dps_common.process_server import serve_health_and_metrics
 from dps_common.settings import SettingsError
 
-from dps_webhooks import metrics
+from dps_webhooks import SERVICE, metrics
 from dps_webhooks.consumer import EventConsumer
 from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.worker import DeliveryWorker
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=SERVICE, process="delivery-worker")
     run_worker(settings, consume=not args.no_consume)
     return 0
 
@@ -71,7 +71,12 @@ def run_worker(settings: Settings, *, consume: bool = True) -> None:
     helpers = [_thread("webhook-retention", retention, worker, failed)]
     if consume:
         consumer = EventConsumer(settings, tx, hand_over=worker)
-        helpers.append(_thread("webhook-consumer", lambda: consumer.run(worker.stopping), worker, failed))
+
+        def consume_events() -> None:
+            with logs.kind("event-consumer"):  # its lines apart from the deliveries'
+                consumer.run(worker.stopping)
+
+        helpers.append(_thread("webhook-consumer", consume_events, worker, failed))
     metrics.ATTEMPTS_IN_FLIGHT.set_function(lambda: worker.in_flight)  # read at each scrape, never written
     for helper in helpers:
         helper.start()

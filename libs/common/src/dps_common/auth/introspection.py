@@ -7,6 +7,7 @@ that asked for it; it is cached here for the bounded TTL from that request, and 
 working here within the bound measured from the revocation (not one TTL per cache in the way). The
 cache is keyed by the key id (the part key events name) and holds a hash of the presented key, never
 the key itself. When the api cannot answer, the request fails with 503 and nothing is cached.
+The call carries the request's ``X-Request-Id`` (``dps_common.request_id``): the api logs it too.
 
 A console credential (``"console": true``) carries its absolute end (``"expiresAt"``): a cached
 answer is never used past it, whatever the TTL. ``"apiKeyAccess"`` says whether the person was
@@ -23,6 +24,7 @@ from uuid import UUID
 
 import requests
 
+from dps_common import request_id
 from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.keys import parse_key
@@ -126,7 +128,9 @@ class IntrospectingAuthenticator:
 
     def _introspect(self, raw_key: str, digest: str) -> Answer:
         try:
-            resp = self._session.post(self._url, json={"key": raw_key}, timeout=_TIMEOUT_SECONDS)
+            resp = self._session.post(
+                self._url, json={"key": raw_key}, headers=request_id.outgoing_headers(), timeout=_TIMEOUT_SECONDS
+            )
             resp.raise_for_status()
             body = resp.json()
             return Answer(digest, principal_from_json(body), expiry_from_json(body))

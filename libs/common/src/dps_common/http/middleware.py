@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import time
 
 import falcon
 from prometheus_client import Counter, Histogram
 
+from dps_common import request_id
 from dps_common.http.bodies import MAX_BODY_BYTES, too_large
 
-REQUEST_ID_HEADER = "X-Request-Id"
-_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+REQUEST_ID_HEADER = request_id.HEADER
 log = logging.getLogger("dps.access")
 
 REQUESTS = Counter("dps_http_requests_total", "HTTP requests served", ["service", "method", "route", "status"])
@@ -26,17 +25,24 @@ LATENCY = Histogram(
 
 
 class RequestContext:
-    """Assigns the request id (a caller's well-formed one is kept), and rejects oversized bodies
-    by their Content-Length before any handler reads a byte."""
+    """Assigns the request id (a caller's well-formed one is kept) and binds it for the request
+    (``dps_common.request_id``: its log lines, internal calls and events carry it), and rejects
+    oversized bodies by their Content-Length before any handler reads a byte."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
         given = req.get_header(REQUEST_ID_HEADER)
-        req.context.request_id = given if given and _VALID_REQUEST_ID.match(given) else secrets.token_hex(16)
+        req.context.request_id = given if request_id.valid(given) else secrets.token_hex(16)
+        request_id.bind(req.context.request_id)
         resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
         length = req.content_length
         if length is not None and length > MAX_BODY_BYTES:
             raise too_large()
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        request_id.bind(None)  # the next request on this greenlet or thread starts with none
 
 
 class Observability:

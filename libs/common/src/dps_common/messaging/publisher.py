@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -38,12 +38,14 @@ class PublishFailed(Exception):
 
 
 class OutgoingEvent(NamedTuple):
-    """An event ready to send: its id (the message id), its type (the routing key) and its envelope,
-    already serialized (sent as is)."""
+    """An event ready to send: its id (the message id), its type (the routing key), its envelope,
+    already serialized (sent as is), and the message's headers (``X-Request-Id``: the request that
+    caused the event; never in the envelope, whose fields the spec fixes)."""
 
     id: UUID | str
     type: str
     body: bytes | str
+    headers: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,8 @@ class EventPublisher:
         try:
             for event in events:
                 properties = {"delivery_mode": PERSISTENT, "message_id": str(event.id)}
-                message = channel.prepare_message(event.body, 0, CONTENT_TYPE, CONTENT_ENCODING, {}, properties)
+                headers = dict(event.headers) if event.headers else {}
+                message = channel.prepare_message(event.body, 0, CONTENT_TYPE, CONTENT_ENCODING, headers, properties)
                 channel.basic_publish(message, exchange=exchange, routing_key=event.type, mandatory=True)
                 self._next_tag += 1
             while confirms.unsettled:
@@ -165,6 +168,7 @@ class EventPublisher:
                     delivery_mode=PERSISTENT,
                     mandatory=True,
                     message_id=str(event.id),
+                    headers=dict(event.headers) if event.headers else None,
                 )
             except broker_errors(connection) as exc:
                 self.close()

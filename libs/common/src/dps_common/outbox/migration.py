@@ -1,5 +1,8 @@
 """The outbox in a service's Alembic migrations: ``create_outbox(op)`` in its first migration (the
-table, its index of unpublished rows and the notify trigger), ``drop_outbox(op)`` in its downgrade.
+table, its index of unpublished rows and the notify trigger), ``drop_outbox(op)`` in its downgrade;
+later steps each in a migration of every service that owns an outbox (the api, the connector):
+``add_request_id(op)`` / ``drop_request_id(op)``. ``create_outbox_current(op)`` runs every step, for
+the shared table's own tests.
 
 The statements are written out here, not derived from ``outbox_table``, so a migration that calls
 them creates what it created when it was written; a test checks the two agree."""
@@ -39,6 +42,8 @@ class MigrationOps(Protocol):
     def create_index(self, index_name: str | None, table_name: str, columns: Any, **kw: Any) -> None: ...
     def drop_index(self, index_name: str, table_name: str | None = None, **kw: Any) -> None: ...
     def drop_table(self, table_name: str, **kw: Any) -> None: ...
+    def add_column(self, table_name: str, column: Any) -> None: ...
+    def drop_column(self, table_name: str, column_name: str, **kw: Any) -> None: ...
 
 
 def create_notify_trigger(op: MigrationOps) -> None:
@@ -76,3 +81,19 @@ def drop_outbox(op: MigrationOps) -> None:
     drop_notify_trigger(op)
     op.drop_index("ix_outbox_events_unpublished", table_name=TABLE_NAME)
     op.drop_table(TABLE_NAME)
+
+
+def add_request_id(op: MigrationOps) -> None:
+    """The request id of the request that recorded each event (NULL: none, e.g. a worker's event),
+    which the relay publishes as the message header ``X-Request-Id``."""
+    op.add_column(TABLE_NAME, sa.Column("request_id", sa.String(128)))
+
+
+def drop_request_id(op: MigrationOps) -> None:
+    op.drop_column(TABLE_NAME, "request_id")
+
+
+def create_outbox_current(op: MigrationOps) -> None:
+    """Every step above, in order: the table as ``outbox_table`` describes it today."""
+    create_outbox(op)
+    add_request_id(op)

@@ -35,6 +35,7 @@ def outbox_table(metadata: MetaData) -> Table:
         Column("occurred_at", DateTime(timezone=True), nullable=False),
         Column("envelope", JSONB(), nullable=False),
         Column("published_at", DateTime(timezone=True)),
+        Column("request_id", String(128)),  # the recording request's X-Request-Id; the message's header
         PrimaryKeyConstraint("id", name="pk_outbox_events"),
         Index("ix_outbox_events_unpublished", "occurred_at", postgresql_where=text("published_at IS NULL")),
     )
@@ -48,4 +49,5 @@ OUTBOX: TableClause = table(
     column("occurred_at", DateTime(timezone=True)),
     column("envelope", JSONB()),
     column("published_at", DateTime(timezone=True)),
+    column("request_id", String(128)),
 )

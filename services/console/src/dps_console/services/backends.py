@@ -10,6 +10,8 @@ from typing import Any
 
 import requests
 
+from dps_common import request_id
+
 from dps_console.domain.problems import Problem
 
 log = logging.getLogger("dps.console.backends")
@@ -40,7 +42,8 @@ class Backend:
 
     def call(self, method: str, path: str, credential: str | None = None, *, json: Any = None,
              params: dict[str, str] | None = None, bearer: str | None = None) -> Any:
-        headers = {"Accept": "application/json"}
+        # the console's request id goes along: the service logs its part under the same id
+        headers = {"Accept": "application/json", **request_id.outgoing_headers()}
         if credential is not None:
             headers["x-api-key"] = credential
         if bearer is not None:
@@ -51,10 +54,10 @@ class Backend:
                 verify=self.verify, timeout=self.timeout, allow_redirects=False,
             )
         except requests.RequestException as exc:
-            log.warning("service unreachable", extra={"service": self.name, "error": type(exc).__name__})
+            log.warning("service unreachable", extra={"backend": self.name, "error": type(exc).__name__})
             raise ServiceUnavailable(self.name) from None
         if resp.status_code >= 500:
-            log.warning("service error", extra={"service": self.name, "status": resp.status_code})
+            log.warning("service error", extra={"backend": self.name, "status": resp.status_code})
         if resp.status_code >= 400:
             try:
                 body = resp.json()

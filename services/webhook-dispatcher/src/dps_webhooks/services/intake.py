@@ -65,9 +65,10 @@ class IncomingEvent:
     occurred_at: datetime
     body: str  # the envelope exactly as it will be sent and signed; "" when read back oversized
     size: int  # the payload's size in bytes
+    request_id: str | None = None  # the message's X-Request-Id: the request that caused the event
 
     @classmethod
-    def from_envelope(cls, body: str) -> "IncomingEvent":
+    def from_envelope(cls, body: str, request_id: str | None = None) -> "IncomingEvent":
         """Parse a published envelope; ``ValueError`` when it is not one."""
         envelope: dict[str, Any] = loads(body)
         try:
@@ -78,6 +79,7 @@ class IncomingEvent:
                 datetime.fromisoformat(envelope["occurredAt"]),
                 body,
                 len(body.encode()),
+                request_id,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not an event envelope: {exc}") from exc
@@ -184,6 +186,7 @@ def _event_row(event: IncomingEvent) -> dict[str, Any]:
         "occurred_at": event.occurred_at,
         "body": None if event.oversized else event.body,
         "body_bytes": event.size,
+        "request_id": event.request_id,
     }
 
 
@@ -260,6 +263,7 @@ _EVENT_COLUMNS: dict[str, TypeEngine[Any]] = {
     "occurred_at": DateTime(timezone=True),
     "body": Text(),
     "body_bytes": Integer(),
+    "request_id": String(),
 }
 _EVENTS_TABLE = Base.metadata.tables[WebhookEvent.__tablename__]
 _EVENT_ROWS = unnested("event", _EVENT_COLUMNS)

@@ -22,7 +22,7 @@ def main() -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, service=settings.service, process="outbox-relay")
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         # setting an Event in a handler is safe here: the main thread waits with timeouts, never on it

@@ -12,6 +12,8 @@ from dps_common.settings import Env
 @dataclass(frozen=True)
 class RelaySettings:
     database_url: str
+    # the service whose outbox this relay publishes (``api``, ``billing-connector``): in its log lines
+    service: str = "api"
     amqp_url: str = DEFAULT_AMQP_URL  # or filesystem:///folder (make run without RabbitMQ)
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     log_level: str = "INFO"
@@ -29,6 +31,7 @@ class RelaySettings:
         env = Env(environ)
         settings = cls(
             database_url=env.postgres_url("DATABASE_URL"),
+            service=env.str("SERVICE_NAME", cls.service),
             amqp_url=env.str("AMQP_URL", DEFAULT_AMQP_URL),
             events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
             log_level=env.str("LOG_LEVEL", "INFO"),

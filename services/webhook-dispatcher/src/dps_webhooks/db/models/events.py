@@ -21,3 +21,5 @@ class WebhookEvent(Base):
     body: Mapped[str | None] = mapped_column(Text)
     body_bytes: Mapped[int]
     received_at: Mapped[datetime] = defaults_to_now()
+    # the X-Request-Id of the request that caused the event (the message's header), for the logs
+    request_id: Mapped[str | None] = mapped_column(String(128))

@@ -17,10 +17,13 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from dps_common.messaging import OutgoingEvent
+from dps_common.outbox.headers import message_headers
 from dps_common.outbox.table import OUTBOX as _OUTBOX
 
 _CLAIM_UNPUBLISHED = (
-    select(_OUTBOX.c.id, _OUTBOX.c.event_type, cast(_OUTBOX.c.envelope, Text), _OUTBOX.c.occurred_at)
+    select(
+        _OUTBOX.c.id, _OUTBOX.c.event_type, cast(_OUTBOX.c.envelope, Text), _OUTBOX.c.occurred_at, _OUTBOX.c.request_id
+    )
     .where(_OUTBOX.c.published_at.is_(None))
     .order_by(_OUTBOX.c.occurred_at)
     .limit(bindparam("limit", type_=Integer))
@@ -47,7 +50,7 @@ def claim_unpublished(session: Session, limit: int) -> Claimed:
     are skipped, not waited for, so relays share the backlog instead of queueing behind each other."""
     rows = session.connection().execute(_CLAIM_UNPUBLISHED, {"limit": limit}).all()
     return Claimed(
-        [OutgoingEvent(event_id, event_type, body) for event_id, event_type, body, _ in rows],
+        [OutgoingEvent(event_id, event_type, body, message_headers(rid)) for event_id, event_type, body, _, rid in rows],
         {row[0]: row[3] for row in rows},
     )
 

@@ -19,7 +19,7 @@ from dps_common.testing.processes import free_port
 REPO = Path(__file__).resolve().parents[3]
 READY_SECONDS = 300  # a first start: initdb, four services' migrations, the seed, ten processes
 STOP_SECONDS = 60
-PORTS = ("PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
+PORTS = ("PORT", "API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
 
 
 class MakeRun:

@@ -13,7 +13,7 @@ from dps_dev.databases import Databases
 from dps_dev.secrets_file import GENERATED
 from dps_dev.system import System, plan
 
-PORTS = ("PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
+PORTS = ("PORT", "API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
 DBS = Databases("postgresql://x/dps_api", "postgresql://x/dps_webhooks", "postgresql://x/dps_billing",
                 "postgresql://x/dps_console", "test", embedded=False)
 STRIPE_APP = {
@@ -58,7 +58,7 @@ def test_a_real_app_without_its_urls_gets_the_connectors_defaults_and_this_conne
     config, system = _plan(**app)
     assert "billing platform stand-in" not in [p.name for p in system.processes]
     assert "BILLING_API_URL" not in system.billing_env  # the connector's default: Stripe's API
-    assert system.billing_env["BILLING_REDIRECT_URI"] == config.base("BILLING_PORT") + "/billing-connection/callback"
+    assert system.billing_env["BILLING_REDIRECT_URI"] == config.public_api_url + "/billing-connection/callback"
     assert system.billing_env["BILLING_SECRET_KEY"] == app["BILLING_SECRET_KEY"]
 
 

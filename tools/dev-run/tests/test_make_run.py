@@ -1,11 +1,13 @@
 """``make run`` started as a new user starts it (``make run`` in the repository, the embedded PostgreSQL
-and broker, nothing else): the README's quickstart works against it as written, the banner's sign-in
+and broker, nothing else): the README's quickstart works against it as written, on the one address
+(the proxy) every operation of the document reaches the service that owns it, the banner's sign-in
 link signs the demo admin in to the console, and it stops cleanly however it is asked, leaving no
-process behind (no PostgreSQL, gunicorn, worker, relay, stand-in or mailbox)."""
+process behind (no PostgreSQL, gunicorn, worker, relay, stand-in, mailbox or proxy)."""
 
 from __future__ import annotations
 
 import html
+import http.client
 import http.cookiejar
 import json
 import os
@@ -20,11 +22,15 @@ import urllib.request
 import psutil
 import pytest
 from make_run import REPO, MakeRun
+from one_address import BEHIND, call, document, operations
 
 from dps_common.testing.processes import free_port
 
 QUICKSTART = re.compile(r"<!-- quickstart:begin -->\n```bash\n(.*?)```\n<!-- quickstart:end -->", re.DOTALL)
 DELIVERY_SECONDS = 60
+
+
+API_LINE = re.compile(r"^   API +(http://\S+)   ", re.MULTILINE)
 
 
 def quickstart_block(receiver_port: int) -> str:
@@ -35,10 +41,13 @@ def quickstart_block(receiver_port: int) -> str:
 
 
 def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everything(make_run, tmp_path):
+    began = time.monotonic()
     run: MakeRun = make_run()  # plain `make run`, as the README's first command says
     banner = run.wait_ready()
+    ready = time.monotonic()
     assert "admin API key        dps_" in banner
-    api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
+    api = API_LINE.search(banner).group(1)
+    assert run.exports().splitlines()[1] == f"export API={api}"  # one address: no other base URL
     with urllib.request.urlopen(api + "/openapi.json", timeout=30) as answer:  # one document, three services
         paths = json.load(answer)["paths"]
     assert {"/pricing-quotes", "/webhook-configs", "/billing-connection/authorize"} <= set(paths)
@@ -64,14 +73,18 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
             assert time.monotonic() < deadline, out_path.read_text() + run.tail()
             time.sleep(0.5)
         assert "NOT VERIFIED" not in out_path.read_text()
+        # the newcomer's path on this machine (not asserted: timings live in bench/)
+        print(f"\nmake run to the banner {ready - began:.0f} s; to the end of the Try-it block {time.monotonic() - began:.0f} s")
     finally:
         os.killpg(shell.pid, signal.SIGKILL)  # the receiver, still listening in the background
     # a failing step stops the block with a clear message (the service's problem document), never a
     # traceback or an endless wait: a wrong key at the first request; step 1 answered with a problem
-    for change, said in (("DPS_KEY=dps_notAKey0000_wrong", '"status":401'),
-                         ("HOOKS=$API", "no secret in the answer: {")):
+    # (a receiver URL the dispatcher refuses)
+    block = quickstart_block(free_port())
+    for script, said in (("DPS_KEY=dps_notAKey0000_wrong\n" + block, '"status":401'),
+                         (block.replace('"url": "http://', '"url": "ftp://', 1), "no secret in the answer: {")):
         failing = tmp_path / "failing.sh"
-        failing.write_text("set -e\n" + run.exports() + f"\n{change}\n" + quickstart_block(free_port()))
+        failing.write_text("set -e\n" + run.exports() + "\n" + script)
         stopped = subprocess.run(["bash", str(failing)], cwd=REPO, env=run.env, capture_output=True, text=True,
                                  timeout=60)
         assert stopped.returncode != 0 and "Traceback" not in stopped.stderr, stopped.stderr
@@ -92,6 +105,77 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
     assert not (run.run_dir / "admin.env").exists()
 
 
+def test_one_address_routes_every_operation_to_its_owner_as_the_ingress_does(make_run):
+    """Through the proxy, each operation of the merged document ("Try it out" on the reference page)
+    is answered by the service whose own document has it: not as any other service (its 404 for a
+    route it lacks) nor the proxy itself would answer; a GET as the owner answers it directly. What is
+    not routed by the ingress is not routed here. The rate limit counts the client the proxy names
+    (never one a client names itself), and a chunked body over 10 MB gets the service's own 413."""
+    run: MakeRun = make_run()
+    banner = run.wait_ready()
+    api = API_LINE.search(banner).group(1)
+    origin = api.removesuffix("/external/v1")
+    key = re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
+    merged = document(api + "/openapi.json")
+    assert merged["servers"] == [{"url": api}]  # generated clients and Try it out: the one address
+    with urllib.request.urlopen(api + "/docs", timeout=30) as page:
+        assert page.status == 200 and "text/html" in page.headers["content-type"]
+    behind = {name: f"http://127.0.0.1:{run.env[port]}" for name, port in BEHIND.items()}
+    owned = {name: set(document(base + "/internal/v1/openapi.json")["paths"]) for name, base in behind.items()}
+    behind["console"] = f"http://127.0.0.1:{run.env['CONSOLE_PORT']}"
+    not_routed = call(origin, "GET", "/internal/v1/openapi.json", key)
+    assert not_routed.status == 404 and b"make run's proxy" in not_routed.body
+    checked = []
+    for path, method, concrete in operations(merged):
+        [owner] = [name for name, paths in owned.items() if path in paths]
+        elsewhere = {call(base, method, concrete, key).shape() for name, base in behind.items() if name != owner}
+        answer = call(origin, method, concrete, key).shape()  # the only request that reaches the owner
+        assert answer not in elsewhere | {not_routed.shape()}, f"{method} {path} did not reach the {owner}: {answer}"
+        if method == "GET":
+            assert answer == call(behind[owner], method, concrete, key).shape(), f"{method} {path}"
+        checked.append(owner)
+    assert {owner: checked.count(owner) for owner in owned} == {
+        owner: sum(1 for path, _, _ in operations(merged) if path in owned[owner]) for owner in owned}
+    assert min(checked.count(owner) for owner in owned) >= 5, checked
+    # near misses of the connector's and the dispatcher's routes stay with the api; the rest, nowhere
+    for path in ("/external/v1/billing-pushesx", "/external/v1/webhook-event-typesx", "/external/v1/console"):
+        assert call(origin, "GET", path, key).shape() == call(behind["api"], "GET", path, key).shape(), path
+    for path in ("/healthz", "/metrics", "/internal/v1/key-introspection", "/consolex", "/external/v2/whoami"):
+        assert call(origin, "GET", path, key).shape() == not_routed.shape(), path
+    assert _client_budgets(origin), "the rate limit did not count each client by the address the proxy saw"
+    upload = http.client.HTTPConnection(origin.removeprefix("http://"), timeout=60)
+    upload.request("POST", "/external/v1/pricing-quotes", body=(b"x" * 2**20 for _ in range(11)), encode_chunked=True,
+                   headers={"x-api-key": key, "content-type": "application/json"})
+    too_large = upload.getresponse()
+    assert too_large.status == 413 and json.loads(too_large.read())["code"] == "payload_too_large"
+    run.signal_group(signal.SIGINT)
+    run.wait_gone()
+
+
+def _remaining(origin: str, source: str, claimed: str) -> int:
+    """The anonymous budget left after one unauthenticated request from ``source``, which claims to
+    forward for ``claimed``."""
+    connection = http.client.HTTPConnection(origin.removeprefix("http://"), timeout=30, source_address=(source, 0))
+    connection.request("GET", "/external/v1/whoami", headers={"X-Forwarded-For": claimed})
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    assert answer.status == 401, answer.status
+    return int(re.search(r"\br=(\d+)", answer.headers["RateLimit"]).group(1))
+
+
+def _client_budgets(origin: str) -> bool:
+    """Two requests from 127.0.0.2 share a budget whatever X-Forwarded-For they claim; one from
+    127.0.0.3 has its own (a window that ends between them: tried again, three times at most)."""
+    for attempt in range(3):
+        first = _remaining(origin, "127.0.0.2", f"198.51.100.{attempt}")
+        second = _remaining(origin, "127.0.0.2", f"203.0.113.{attempt}")
+        other = _remaining(origin, "127.0.0.3", f"198.51.100.{attempt}")
+        if second == first - 1 and other > second:
+            return True
+    return False
+
+
 def test_two_starts_show_the_same_admin_key_and_leave_one_live_demo_admin_key(make_run):
     """The second start also asks for both relays' metrics servers (one port each: RELAY_METRICS_PORT
     alone once stopped everything, both relays taking it), which listen on HOST only."""
@@ -109,7 +193,7 @@ def test_two_starts_show_the_same_admin_key_and_leave_one_live_demo_admin_key(ma
                 assert address == "127.0.0.1"
         key = re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
         keys.append(key)
-        api = re.search(r"^   api +(http://\S+)$", banner, re.MULTILINE).group(1)
+        api = API_LINE.search(banner).group(1)
         with urllib.request.urlopen(urllib.request.Request(api + "/whoami", headers={"x-api-key": key}), timeout=30) as me:
             assert me.status == 200
         organization = re.search(r"^   organization +.* \((\S+)\)$", banner, re.MULTILINE).group(1)
@@ -151,8 +235,7 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     mailbox = re.search(r"^   mailbox +(http://\S+)/ ", banner, re.MULTILINE).group(1)
     link = re.search(r"^   sign in as admin +(http://\S+/sign-in/link\?token=\S+)$", banner, re.MULTILINE).group(1)
     assert link.startswith(console + "/sign-in/link?token=")
-    with urllib.request.urlopen(console + "/healthz", timeout=10) as answer:
-        assert answer.status == 200
+    assert console == API_LINE.search(banner).group(1).removesuffix("/external/v1") + "/console"  # the one address
     with urllib.request.urlopen(mailbox + "/", timeout=10) as page:  # the mail, its link among the links
         assert f'<a href="{html.escape(link)}">' in page.read().decode()
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect)
@@ -168,6 +251,13 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     with browser.open(console + "/api-keys", timeout=30) as keys:
         assert keys.status == 200
         assert "<h1>API keys</h1>" in keys.read().decode()
+    # every page and file the console's home links to loads through the proxy (the one address)
+    with browser.open(console, timeout=30) as home:
+        linked = set(re.findall(r'(?:href|src)="(/console[^"#?]*)"', home.read().decode()))
+    assert {"/console/api-keys", "/console/static/console.css"} <= linked, linked
+    for path in sorted(linked):
+        with browser.open(urllib.parse.urljoin(console, path), timeout=30) as page:
+            assert page.status == 200, path
     # Connect: the connector's flow (CONSOLE_URL is the console's) ends back on the console's page
     with browser.open(console + "/billing", timeout=30) as page:
         connect = urllib.request.Request(console + "/billing/connect", method="POST",
@@ -214,7 +304,7 @@ def test_a_stop_leaves_no_process(make_run, stop):
     names = " ".join(" ".join(p.cmdline()) for p in started)
     for expected in ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dps_console.wsgi",
                      "dealpricing-webhooks worker", "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in",
-                     "dealpricing-dev mailbox"):
+                     "dealpricing-dev mailbox", "caddy run --config"):
         assert expected in names, f"{expected} is not running: {names}"
     stop(run)
     run.wait_gone()

@@ -7,19 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dps_api.seed import DemoSeed
-from dps_dev.config import RunConfig
+from dps_dev.config import INTERNAL_HOST, RunConfig
 from dps_dev.databases import Databases
 
 RULE = "=" * 96
 
 
 def exports(config: RunConfig, admin_key: str) -> str:
-    """The shell lines that set DPS_KEY and each service's base URL."""
-    return (
-        f"export DPS_KEY='{admin_key}'\n"
-        f"export API={config.base('PORT')} HOOKS={config.base('WEBHOOKS_PORT')} "
-        f"BILLING={config.base('BILLING_PORT')}"
-    )
+    """The shell lines that set DPS_KEY and the API's one base URL."""
+    return f"export DPS_KEY='{admin_key}'\nexport API={config.public_api_url}"
 
 
 @dataclass(frozen=True)
@@ -38,17 +34,19 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
     lines = [
         RULE,
         " Deal Pricing Service is up (development: plain HTTP on this machine; a deployment has one HTTPS ingress)",
-        f"   api                  {config.base('PORT')}",
-        f"   API reference        {config.base('PORT')}/docs   (the whole API, all three services: {config.base('PORT')}/openapi.json)",
-        f"   webhook dispatcher   {config.base('WEBHOOKS_PORT')}",
-        f"   billing connector    {config.base('BILLING_PORT')}",
-        _billing_platform_line(config),
+        f"   API                  {config.public_api_url}   (the whole API: quotes, webhooks, billing)",
+        f"   API reference        {config.public_api_url}/docs   (Try it out works for every operation;"
+        f" the document: {config.public_api_url}/openapi.json)",
         f"   settings console     {config.console_url}/   (API keys, team, webhooks, billing integration)",
+        _billing_platform_line(config),
         f"   mailbox              {config.origin('MAILBOX_PORT')}/   (every mail the console sent; nothing is delivered)",
         *_sign_in_lines(config, sign_in),
         f"   organization         {demo.organization_name} ({demo.organization_id})",
         f"   admin API key        {key}",
         f"                        (the same key on every start, kept in {run_dir}/demo-key.env; a new one if it stops working)",
+        f"   one address          {config.public_origin}: Caddy routes by path as the ingress does, to the api"
+        f" :{config.ports['API_PORT']}, the webhook dispatcher :{config.ports['WEBHOOKS_PORT']}, the billing"
+        f" connector :{config.ports['BILLING_PORT']}, the console :{config.ports['CONSOLE_PORT']} (on {INTERNAL_HOST})",
         f"   PostgreSQL           {dbs.description} (databases per service)",
         f"   events               {_redacted(config.amqp_url)}",
         "   rate limits          "
@@ -75,7 +73,7 @@ def _billing_platform_line(config: RunConfig) -> str:
     if config.real_billing_platform:
         api = config.environ.get("BILLING_API_URL") or "Stripe's API"
         return (f"   billing platform     {api}   (the app of BILLING_CLIENT_ID: no stand-in; its webhooks to"
-                f" {config.base('BILLING_PORT')}/billing-platform/webhooks)")
+                f" {config.public_api_url}/billing-platform/webhooks)")
     return (f"   billing platform     {config.origin('BILLING_STAND_IN_PORT')}/   (the stand-in, a test double of Stripe:"
             " installs, quotes, webhooks)")
 

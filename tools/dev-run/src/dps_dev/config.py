@@ -1,5 +1,8 @@
 """What ``make run`` reads from the environment: where it keeps its state, where each service listens,
-and the servers to use instead of the embedded ones. Every problem is found before anything starts."""
+and the servers to use instead of the embedded ones. Every problem is found before anything starts.
+
+One address, as in a deployment: the proxy (``dps_dev.proxy``) listens on HOST:PORT and routes the
+whole API and the console by path, as the ingress does; the services listen behind it, on loopback."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from pathlib import Path
 
 # variable -> (default port, what listens there)
 PORTS = {
-    "PORT": (8080, "the api"),
+    "PORT": (8080, "the proxy (the one address of the API and the console)"),
+    "API_PORT": (8084, "the api"),
     "WEBHOOKS_PORT": (8081, "the webhook dispatcher"),
     "BILLING_PORT": (8082, "the billing connector"),
     "CONSOLE_PORT": (8083, "the settings console"),
@@ -32,6 +36,10 @@ BILLING_APP = ("BILLING_CLIENT_ID", "BILLING_SECRET_KEY", "BILLING_WEBHOOK_SECRE
 # its addresses: each one set is used (unset: the connector's defaults, Stripe's own)
 BILLING_URLS = ("BILLING_API_URL", "BILLING_MARKETPLACE_URL", "BILLING_DASHBOARD_URL", "BILLING_REDIRECT_URI",
                 "BILLING_RETURN_URL")
+# the services behind the proxy: on loopback whatever HOST is (reached through the proxy only, as the
+# pods behind an ingress), so the X-Forwarded-For the proxy sets can be trusted
+BEHIND_PROXY = ("API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT")
+INTERNAL_HOST = "127.0.0.1"
 EXTERNAL = "/external/v1"
 CONSOLE_PATH = "/console"
 
@@ -81,9 +89,10 @@ class RunConfig:
                 problems.append(f"{name}={raw} is already the port of another service")
             else:
                 ports[name] = int(raw)
-                problem = _cannot_listen(host, int(raw))
+                where = INTERNAL_HOST if name in BEHIND_PROXY else host
+                problem = _cannot_listen(where, int(raw))
                 if problem:
-                    problems.append(f"{what} cannot listen on {host}:{raw} ({problem}): stop the other server or set {name}")
+                    problems.append(f"{what} cannot listen on {where}:{raw} ({problem}): stop the other server or set {name}")
         if problems:
             raise ConfigError("; ".join(problems))
         return cls(
@@ -107,18 +116,40 @@ class RunConfig:
         return "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
 
     def origin(self, port_name: str) -> str:
-        """Where a browser or curl on this machine reaches the service."""
+        """Where a browser or curl on this machine reaches what listens on HOST (the proxy, the
+        stand-in, the mailbox)."""
         host = self.connect_host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.ports[port_name]}"
 
     @property
+    def public_origin(self) -> str:
+        """The one address: the proxy, in front of every service."""
+        return self.origin("PORT")
+
+    @property
+    def public_api_url(self) -> str:
+        """The whole API's base (``{base_url}``), through the proxy; the api's PUBLIC_API_URL."""
+        return self.public_origin + EXTERNAL
+
+    @property
     def console_url(self) -> str:
         """The console's public URL (CONSOLE_PUBLIC_URL; the connector's CONSOLE_URL)."""
-        return self.origin("CONSOLE_PORT") + CONSOLE_PATH
+        return self.public_origin + CONSOLE_PATH
 
-    def base(self, port_name: str) -> str:
-        return self.origin(port_name) + EXTERNAL
+    @property
+    def listen(self) -> str:
+        """The proxy's listen address (host:port)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.ports['PORT']}"
+
+    def internal(self, port_name: str) -> str:
+        """A service behind the proxy, reached directly (the services among themselves, the runner)."""
+        return f"http://{INTERNAL_HOST}:{self.ports[port_name]}"
+
+    def dial(self, port_name: str) -> str:
+        """The proxy's upstream address (host:port) of a service behind it."""
+        return f"{INTERNAL_HOST}:{self.ports[port_name]}"
 
 
 def _cannot_listen(host: str, port: int) -> str | None:

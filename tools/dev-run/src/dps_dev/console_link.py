@@ -43,7 +43,7 @@ def demo_sign_in_link(config: RunConfig, email: str) -> str:
             raise LinkUnavailable("the console's sign-in page has no form token")
         body = urllib.parse.urlencode({"email": email, "csrf": token.group(1)}).encode()
         request = urllib.request.Request(console + "/sign-in", data=body, method="POST", headers={
-            "content-type": "application/x-www-form-urlencoded", "origin": config.origin("CONSOLE_PORT")})
+            "content-type": "application/x-www-form-urlencoded", "origin": config.public_origin})
         try:
             opener.open(request, timeout=30)
             raise LinkUnavailable("the console did not answer the sign-in form with a redirect")

@@ -1,7 +1,9 @@
 """What ``make run`` starts, and with what: each service's command and environment, wired to the
 others on this machine. The services are started by their console scripts, never imported; the
 billing platform stand-in (a test double of Stripe) is started by its own, as a separate process,
-and so is the development mailbox (``dealpricing-dev mailbox``: the SMTP sink the console mails to)."""
+and so is the development mailbox (``dealpricing-dev mailbox``: the SMTP sink the console mails to).
+Last, the proxy (Caddy, ``dps_dev.proxy``): the one address of the API and the console, routed by path
+as the ingress routes it; the services listen behind it on loopback and call each other directly."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dps_dev.config import BILLING_URLS, METRICS_PORTS, RunConfig
+from dps_dev import proxy
+from dps_dev.config import BILLING_URLS, EXTERNAL, INTERNAL_HOST, METRICS_PORTS, RunConfig
 from dps_dev.databases import Databases
 
 BIN = Path(sys.executable).parent
@@ -63,7 +66,11 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     def secrets(names: tuple[str, ...]) -> dict[str, str]:
         return {name: env.get(name) or generated[name] for name in names}
 
-    common = {"HOST": config.host, "AMQP_URL": config.amqp_url}
+    # behind the proxy, as pods behind an ingress: the services listen on loopback, and the proxy's
+    # X-Forwarded-For (the client's address; Caddy never passes on a client's own) keys the per-client
+    # rate limits (RATE_LIMIT_TRUSTED_PROXIES: the proxy, on loopback)
+    trusted = {"RATE_LIMIT_TRUSTED_PROXIES": env.get("RATE_LIMIT_TRUSTED_PROXIES") or f"{INTERNAL_HOST}/32"}
+    common = {"HOST": INTERNAL_HOST, "AMQP_URL": config.amqp_url, **trusted}
     # every metrics server listens where the services do (HOST), on its own port or not at all: the
     # environment's *_METRICS_PORT variables go to the one process each names, never to another
     env = {name: value for name, value in env.items() if name not in METRICS_PORTS}
@@ -71,16 +78,18 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
                                                     "BILLING_WORKER_METRICS_HOST")}
     common.update({name: config.environ.get(name) or host for name, host in metrics_hosts.items()})
     metrics = {name: str(port) for name, port in config.metrics_ports.items()}
-    api_url = config.origin("PORT")  # the api's internal endpoints: key introspection, quote snapshots
+    api_url = config.internal("API_PORT")  # the api's internal endpoints: key introspection, quote snapshots
     # the one API document: the api merges the dispatcher's and the connector's own into its /external/v1/openapi.json
-    parts = ",".join(config.origin(port) + "/internal/v1/openapi.json" for port in ("WEBHOOKS_PORT", "BILLING_PORT"))
+    parts = ",".join(config.internal(port) + "/internal/v1/openapi.json" for port in ("WEBHOOKS_PORT", "BILLING_PORT"))
     api_env = {
         **env,
         **secrets(API_SECRETS),
         **common,
         "DATABASE_URL": dbs.api,
-        "PORT": str(config.ports["PORT"]),
+        "PORT": str(config.ports["API_PORT"]),
         "OPENAPI_PART_URLS": env.get("OPENAPI_PART_URLS") or parts,
+        # the document's servers: the one address (Try it out on the reference page, generated clients)
+        "PUBLIC_API_URL": env.get("PUBLIC_API_URL") or config.public_api_url,
     }
     webhooks_env = {
         **env,
@@ -95,7 +104,8 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         "WEBHOOK_ALLOW_INSECURE_LOOPBACK": env.get("WEBHOOK_ALLOW_INSECURE_LOOPBACK") or "true",
         **_only(metrics, "WEBHOOK_WORKER_METRICS_PORT"),
     }
-    callback = config.base("BILLING_PORT") + "/billing-connection/callback"
+    # the browser and the platform reach the connector at the one address, as through the ingress
+    callback = config.public_api_url + "/billing-connection/callback"
     billing_secrets = secrets(BILLING_SECRETS)
     if config.real_billing_platform:
         # a real app (e.g. Stripe test mode): its settings and URLs as given (unset URLs: the
@@ -126,13 +136,16 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     console_env = {
         **env,
         **secrets(CONSOLE_SECRETS),
-        "HOST": config.host,
+        "HOST": INTERNAL_HOST,
         "DATABASE_URL": dbs.console,
         "PORT": str(config.ports["CONSOLE_PORT"]),
-        "API_URL": config.base("PORT"),
+        # the console calls each service directly, inside, as in a deployment
+        "API_URL": config.internal("API_PORT") + EXTERNAL,
         "API_INTERNAL_URL": api_url,
-        "WEBHOOKS_URL": config.base("WEBHOOKS_PORT"),
-        "BILLING_URL": config.base("BILLING_PORT"),
+        "WEBHOOKS_URL": config.internal("WEBHOOKS_PORT") + EXTERNAL,
+        "BILLING_URL": config.internal("BILLING_PORT") + EXTERNAL,
+        # sign-in requests are limited per client: the proxy's X-Forwarded-For entry names it
+        "CONSOLE_TRUSTED_PROXY_HOPS": env.get("CONSOLE_TRUSTED_PROXY_HOPS") or "1",
         # the development mailbox's SMTP sink: every mail is kept and shown on its page, none leaves
         "SMTP_URL": env.get("SMTP_URL") or f"smtp://{config.connect_host}:{config.ports['SMTP_PORT']}",
         "MAIL_FROM": env.get("MAIL_FROM") or MAIL_FROM,
@@ -163,7 +176,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
             "--secret-key", billing_secrets["BILLING_SECRET_KEY"],
             "--client-id", billing_secrets["BILLING_CLIENT_ID"],
             "--redirect-uri", callback,
-            "--webhook-url", config.base("BILLING_PORT") + "/billing-platform/webhooks",
+            "--webhook-url", config.public_api_url + "/billing-platform/webhooks",
             "--webhook-secret", billing_secrets["BILLING_WEBHOOK_SECRET"],
         ],
         dict(env),
@@ -178,17 +191,29 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         Process("api", [*GUNICORN, "dps_api.wsgi:create()"], api_env, api_url + ready),
         Process("api outbox relay", [str(BIN / "dps-outbox-relay")], {**api_env, **relay_ports["api"]}),
         Process("webhook dispatcher", [*GUNICORN, "dps_webhooks.wsgi:create()"], webhooks_env,
-                config.origin("WEBHOOKS_PORT") + ready),
+                config.internal("WEBHOOKS_PORT") + ready),
         Process("webhook worker", [str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env),
         Process("billing connector", [*GUNICORN, "dps_billing.wsgi:create()"], billing_env,
-                config.origin("BILLING_PORT") + ready),
+                config.internal("BILLING_PORT") + ready),
         Process("billing worker", [str(BIN / "dealpricing-billing"), "worker"], billing_env),
         Process("billing outbox relay", [str(BIN / "dps-outbox-relay")], {**billing_env, **relay_ports["billing"],
                                                                       "SERVICE_NAME": "billing-connector"}),
         Process("settings console", [*GUNICORN, "dps_console.wsgi:create()"], console_env,
-                config.origin("CONSOLE_PORT") + ready),
+                config.internal("CONSOLE_PORT") + ready),
+        proxy_process(config, env),  # last: the first to stop
     ]
     return System(api_env, webhooks_env, billing_env, console_env, processes)
+
+
+def proxy_process(config: RunConfig, env: Mapping[str, str]) -> Process:
+    """Caddy on HOST:PORT in front of the four services (its config written to the run folder)."""
+    upstreams = {service: config.dial(port) for service, port in proxy.BACKENDS.items()}
+    folder = config.run_dir / "proxy"
+    path = proxy.write_config(folder, proxy.caddy_config(config.listen, upstreams, proxy.ingress_routes(), folder / "data"))
+    # Caddy's own folders (XDG) in the run folder too: nothing of it in the user's home
+    caddy_env = {**env, "XDG_CONFIG_HOME": str(folder / "config"), "XDG_DATA_HOME": str(folder / "data")}
+    return Process("proxy", [str(BIN / "caddy"), "run", "--config", str(path)], caddy_env,
+                   config.public_origin + proxy.HEALTH_PATH)
 
 
 def _only(values: dict[str, str], name: str) -> dict[str, str]:

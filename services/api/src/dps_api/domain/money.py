@@ -6,7 +6,7 @@ intermediate products are never rounded; only line amounts and totals are (see `
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 
 from iso4217 import Currency
@@ -16,6 +16,9 @@ _PERCENT_QUANTUM = Decimal(1).scaleb(-PERCENT_PLACES)
 # Wide enough that no product of a 6-place price, a 6-place quantity and a month ratio is ever inexact
 # before the final rounding.
 WORKING_PRECISION = 60
+# rounding to minor units: wide enough for any amount; a context given to ``quantize`` costs less than
+# entering a local one per amount
+_ROUNDING = Context(prec=WORKING_PRECISION, rounding=ROUND_HALF_UP)
 
 
 class UnsupportedCurrency(ValueError):
@@ -80,16 +83,52 @@ def is_supported_currency(code: str) -> bool:
     return True
 
 
+class CurrencyFormat:
+    """How one currency's amounts are rounded and written (``currency_format(code)``, built once per
+    currency): a quote's rendering writes four amounts per line, and looking the exponent up and
+    entering a decimal context for each cost more than the formatting itself."""
+
+    __slots__ = ("currency", "exponent", "_quantum", "_zero")
+
+    def __init__(self, currency: str) -> None:
+        self.currency = currency
+        self.exponent = currency_exponent(currency)
+        self._quantum = Decimal(1).scaleb(-self.exponent)
+        self._zero = format(Decimal(0).quantize(self._quantum), "f")  # "0.00": a zero price, of any sign
+
+    def round(self, amount: Decimal) -> Decimal:
+        """``amount`` rounded half-up to the minor units."""
+        return amount.quantize(self._quantum, ROUND_HALF_UP, _ROUNDING)
+
+    def money(self, amount: Decimal) -> str:
+        """An amount rounded to minor units and written with exactly that many places."""
+        return format(amount.quantize(self._quantum, ROUND_HALF_UP, _ROUNDING), "f")
+
+    def price(self, value: Decimal) -> str:
+        """A unit price: at least the minor units (``"100.00"``), more only when it has them
+        (``"0.0125"``), so sub-cent prices are shown exactly and never rounded."""
+        if not value.is_finite():  # NaN, Infinity: written as they are
+            return format(value.normalize(), "f")
+        at_minor_units = value.quantize(self._quantum, ROUND_HALF_UP, _ROUNDING)
+        if at_minor_units != value:  # more places than the minor units: all of them, exactly
+            return format(value.normalize(), "f")
+        return format(at_minor_units, "f") if at_minor_units else self._zero
+
+
+@lru_cache(maxsize=512)
+def currency_format(code: str) -> CurrencyFormat:
+    """The formatter of ``code`` (UnsupportedCurrency, not cached, for a code that cannot price)."""
+    return CurrencyFormat(code)
+
+
 def round_money(amount: Decimal, currency: str) -> Decimal:
     """``amount`` rounded half-up to the minor units of ``currency``."""
-    with localcontext(prec=WORKING_PRECISION):
-        return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)), rounding=ROUND_HALF_UP)
+    return currency_format(currency).round(amount)
 
 
 def round_percent(value: Decimal) -> Decimal:
     """A percentage kept to four decimal places, half-up."""
-    with localcontext(prec=WORKING_PRECISION):
-        return value.quantize(_PERCENT_QUANTUM, rounding=ROUND_HALF_UP)
+    return value.quantize(_PERCENT_QUANTUM, ROUND_HALF_UP, _ROUNDING)
 
 
 def format_decimal(value: Decimal) -> str:
@@ -101,15 +140,9 @@ def format_decimal(value: Decimal) -> str:
 def format_price(value: Decimal, currency: str) -> str:
     """A unit price: at least the currency's minor units (``"100.00"``), more only when it has them
     (``"0.0125"``), so sub-cent prices are shown exactly and never rounded."""
-    exponent = currency_exponent(currency)
-    normalized = value.normalize()
-    places = normalized.as_tuple().exponent
-    if isinstance(places, int) and -places < exponent:  # a str exponent: not finite, left as it is
-        normalized = value.quantize(Decimal(1).scaleb(-exponent))
-    text = format(normalized, "f")
-    return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
+    return currency_format(currency).price(value)
 
 
 def format_money(amount: Decimal, currency: str) -> str:
     """An amount rounded to minor units and written with exactly that many places."""
-    return format(round_money(amount, currency), "f")
+    return currency_format(currency).money(amount)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from typing import NamedTuple
 from uuid import UUID
 
 from dps_common.contracts.quotes import QuoteSnapshot, QuoteSnapshotLine
@@ -18,8 +19,10 @@ from dps_api.domain.pricing import QuoteTotals, billing_period_unit_price, is_on
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 
-@dataclass(frozen=True, slots=True)
-class QuoteLineView:
+class QuoteLineView(NamedTuple):
+    """A line as read. A named tuple: a quote's read builds one per line from the row's tuple, and
+    a frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost more than the read."""
+
     id: UUID
     position: int  # 1..n, contiguous
     product_id: UUID

@@ -29,11 +29,12 @@ from dps_common.errors import (
 )
 
 from dps_api.db.models.quotes import Quote, QuoteLine
-from dps_api.domain.pricing import LineTerms, PricedLine, QuoteTotals, Tier, price_line, quote_totals
+from dps_api.domain.pricing import LineTerms, PricedLine, Tier, price_line, quote_totals
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
+from dps_api.services.quote_reads import quote_header_view, stored_line_views
 
 REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
 
@@ -225,37 +226,7 @@ def line_view(line: LineRecord) -> QuoteLineView:
 
 def quote_view(quote: Quote, lines: Sequence[LineRecord] | None) -> QuoteView:
     """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
-    return _view(quote, None if lines is None else tuple(line_view(line) for line in lines))
-
-
-def _view(quote: Quote, lines: tuple[QuoteLineView, ...] | None) -> QuoteView:
-    return QuoteView(
-        id=quote.id,
-        organization_id=quote.organization_id,
-        name=quote.name,
-        opportunity_id=quote.opportunity_id,
-        owner_user_id=quote.owner_user_id,
-        status=quote.status,
-        currency=quote.currency,
-        billing_frequency=quote.billing_frequency,
-        subscription_term_months=quote.subscription_term_months,
-        start_date=quote.start_date,
-        end_date=quote.end_date,
-        pricebook_id=quote.pricebook_id,
-        pricebook_version=quote.pricebook_version,
-        totals=QuoteTotals(
-            recurring_per_billing_period=quote.recurring_per_billing_period,
-            one_time=quote.one_time,
-            total_contract_value=quote.total_contract_value,
-            list_total_contract_value=quote.list_total_contract_value,
-            max_discount_percent=quote.max_discount_percent,
-            locked_below_list=quote.locked_below_list,
-        ),
-        line_count=quote.line_count,
-        created_at=quote.created_at,
-        updated_at=quote.updated_at,
-        lines=lines,
-    )
+    return quote_header_view(quote, None if lines is None else tuple(line_view(line) for line in lines))
 
 
 def full_view(session: Session, quote: Quote) -> QuoteView:
@@ -263,18 +234,4 @@ def full_view(session: Session, quote: Quote) -> QuoteView:
     straight into views (no ORM objects): the caller must not hold line objects with changes it has
     not flushed, and gets what the table holds."""
     session.flush()
-    return _view(quote, stored_line_views(session, quote))
-
-
-# the columns of a QuoteLineView, in its order
-_LINE_VIEW_COLUMNS = [getattr(QuoteLine, name) for name in QuoteLineView.__dataclass_fields__]
-
-
-def stored_line_views(session: Session, quote: Quote) -> tuple[QuoteLineView, ...]:
-    """The quote's lines in order, one query, no ORM objects."""
-    stmt = select(*_LINE_VIEW_COLUMNS).where(
-        QuoteLine.quote_id == quote.id, QuoteLine.organization_id == quote.organization_id
-    )
-    # on the connection: the session would run the ORM's loading machinery over plain columns
-    rows = session.connection().execute(stmt.order_by(QuoteLine.position, QuoteLine.id)).all()
-    return tuple(QuoteLineView(*row) for row in rows)
+    return quote_header_view(quote, stored_line_views(session, quote))

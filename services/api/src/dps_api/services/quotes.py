@@ -34,10 +34,10 @@ from dps_api.services.catalog_lookup import (
 )
 from dps_api.services.outbox import record_event
 from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
+from dps_api.services.quote_reads import read_quote
 from dps_api.services.quote_records import (
     begin_edit,
     check_owner,
-    find_quote,
     finish_edit,
     full_view,
     line_terms,
@@ -114,8 +114,8 @@ class QuoteService:
             return [quote_view(q, None) for q in session.scalars(keyset(stmt, [Quote.id], page, convert=[UUID]))]
 
     def get(self, principal: Principal, quote_id: UUID) -> QuoteView:
-        with self._tx.read() as session:
-            return full_view(session, find_quote(session, principal.organization_id, quote_id))
+        with self._tx.read_cursor() as cursor:
+            return read_quote(cursor, principal.organization_id, quote_id)
 
     def create(self, principal: Principal, wanted: CreateQuote) -> QuoteView:
         _check_dates(wanted.start_date, wanted.end_date)

@@ -10,12 +10,16 @@ read from ``/proc/<pid>/stat`` per process before and after each window:
 
 - relay, workers: their processes;
 - postgres: the backends of the bench's two databases (``pg_stat_activity``, so other databases'
-  work on a shared server is left out) and the server's own processes (WAL writer, checkpointer,
-  background writer, launchers); ``postgres (server)`` is every ``postgres`` process, for reference;
+  work on a shared server is left out; a committing backend flushes its own WAL); shown apart and
+  outside the pipeline: ``pg server processes`` (WAL writer, checkpointer, background writer,
+  launchers: the whole server's, mostly other databases' on a shared machine) and ``postgres
+  (server)``, every ``postgres`` process;
 - rabbitmq: the broker's ``beam.smp`` (the whole server: another vhost's traffic lands there too);
 - receiver and bench (the producer or the loop), outside the pipeline, for reference.
 
-"pipeline" = relay + workers + postgres + rabbitmq, per delivered event. The table shows each
+"pipeline" = relay + workers + postgres + rabbitmq, per delivered event. Each round first measures
+the stack idle for 5 s (nothing sent: heartbeats, polls, housekeeping), shown per second divided by
+RATE: the part of the steady figure that does not depend on the events. The table shows each
 case's median round (by pipeline CPU; the loop by rate), the ratio the median of per-round ratios.
 With ``--py-spy PATH``, one more steady window (not measured) records the relay and the worker with
 py-spy (raw collapsed stacks in ``--profile-dir``), and prints their hottest frames.
@@ -41,7 +45,7 @@ from webhooks_report import machine, versions
 from webhooks_stack import Stack, build, cpu_by_pid, cpu_delta, pids_named
 
 PIPELINE = ("relay", "workers", "postgres", "rabbitmq")
-SHOWN = (*PIPELINE, "postgres (server)", "receiver", "bench")
+SHOWN = (*PIPELINE, "pg server processes", "postgres (server)", "receiver", "bench")
 
 
 class SteadyBench:
@@ -55,12 +59,11 @@ class SteadyBench:
     def close(self) -> None:
         self._admin.close()
 
-    def _postgres_pids(self) -> list[int]:
-        """The bench databases' backends and the server's own processes (no database)."""
-        rows = self._admin.execute(
-            "SELECT pid FROM pg_stat_activity WHERE (datname = ANY(%s) OR datname IS NULL) AND pid <> pg_backend_pid()",
-            (self._databases,),
-        ).fetchall()
+    def _postgres_pids(self, ours: bool) -> list[int]:
+        """``ours``: the bench databases' backends (and their autovacuum workers); otherwise the
+        server's own processes, which have no database (WAL writer, checkpointer, ...)."""
+        where = "datname = ANY(%s)" if ours else "datname IS NULL AND %s::text[] IS NOT NULL"
+        rows = self._admin.execute(f"SELECT pid FROM pg_stat_activity WHERE {where}", (self._databases,)).fetchall()
         return [pid for (pid,) in rows]
 
     def cpu(self) -> dict[str, dict[int, float]]:
@@ -68,8 +71,9 @@ class SteadyBench:
         return {
             "relay": cpu_by_pid(stack.relay.pids()) if stack.relay else {},
             "workers": cpu_by_pid([pid for w in stack.workers for pid in w.pids()]),
-            "postgres": cpu_by_pid(self._postgres_pids()),
+            "postgres": cpu_by_pid(self._postgres_pids(ours=True)),
             "rabbitmq": cpu_by_pid(pids_named("beam.smp")),
+            "pg server processes": cpu_by_pid(self._postgres_pids(ours=False)),
             "postgres (server)": cpu_by_pid(pids_named("postgres")),
             "receiver": cpu_by_pid(stack.receiver.pids()),
             "bench": cpu_by_pid([os.getpid()]),
@@ -93,6 +97,14 @@ class SteadyBench:
         print(f"warm-up: {self.args.warmup} events ...", flush=True)
         self._deliver(self.producer.burst(self.args.warmup), "warm-up")
 
+    def idle(self, seconds: float = 5.0) -> dict[str, float]:
+        """CPU seconds per second of each component with nothing to do (heartbeats, polls, the
+        broker's and the database's own housekeeping): the floor under any steady rate."""
+        self.stack.settle()
+        before = self.cpu()
+        time.sleep(seconds)
+        return {k: v / seconds for k, v in cpu_delta(before, self.cpu()).items()}
+
     def steady(self) -> Measured:
         return self._measure(lambda: self.producer.paced(self.args.steady, self.args.steady_seconds), "steady")
 
@@ -110,7 +122,7 @@ class SteadyBench:
         seconds = int(self.args.steady_seconds)
         recorders = {
             name: subprocess.Popen(
-                [py_spy, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", "250", "--format", "raw", "--gil",
+                [py_spy, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", "500", "--format", "raw", "--gil",
                  "--nonblocking", "--output", str(folder / f"{name}.txt")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
@@ -150,7 +162,7 @@ def _row(name: str, m: Measured) -> str:
 
 
 def render(info: dict[str, str], setup: dict[str, str], steady: Measured, burst: Measured, loop: Measured,
-           rounds: dict[str, list[Measured]], ratios: list[float]) -> str:
+           rounds: dict[str, list[Measured]], ratios: list[float], idle: dict[str, float], rate: float) -> str:
     out = [f"# Webhook pipeline at a steady rate, {info['date']}", "", "## Machine", ""]
     out += [f"- {k}: {v}" for k, v in info.items()]
     out += ["", "## Setup", ""] + [f"- {k}: {v}" for k, v in setup.items()]
@@ -159,6 +171,9 @@ def render(info: dict[str, str], setup: dict[str, str], steady: Measured, burst:
         "| run | events/s | p50 ms | p99 ms | delivered | pipeline | " + " | ".join(SHOWN) + " |",
         "|---|---:|---:|---:|---:|---:|" + "---:|" * len(SHOWN),
         _row("steady", steady), _row("burst", burst), _row("plain loop", loop),
+        f"| idle (nothing sent), per second / {rate:g} | – | – | – | – | "
+        f"**{sum(idle[c] for c in PIPELINE) * 1e6 / rate:,.0f}** | "
+        + " | ".join(f"{idle[c] * 1e6 / rate:,.0f}" for c in SHOWN) + " |",
         "",
         f"- one worker's burst / plain loop (median of per-round ratios): **{statistics.median(ratios):.3f}** "
         f"(rounds: {', '.join(f'{r:.3f}' for r in ratios)})",
@@ -173,6 +188,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     started, load_before = time.monotonic(), load_average()
     rounds: dict[str, list[Measured]] = {"steady": [], "burst": [], "plain loop": []}
     profiles: dict[str, Path] = {}
+    idles: list[dict[str, float]] = []
     with ExitStack() as stack:
         print("setting up: databases, vhost, CA, receiver ...", flush=True)
         system = build(stack, args.server_url, args.receiver_workers, args.receiver_threads, args.concurrency)
@@ -184,6 +200,10 @@ def run(args: argparse.Namespace, command: str) -> int:
         stack.callback(bench.close)
         bench.warm_up()
         for round_no in range(1, args.rounds + 1):
+            idle = bench.idle()
+            idles.append(idle)
+            print(f"  round {round_no} idle: CPU ms per second: " + ", ".join(f"{k} {v * 1000:.1f}" for k, v in idle.items()),
+                  flush=True)
             for name, step in (("steady", bench.steady), ("burst", bench.burst), ("plain loop", bench.loop)):
                 m = step()
                 rounds[name].append(m)
@@ -205,11 +225,14 @@ def run(args: argparse.Namespace, command: str) -> int:
         "steady": f"{args.steady:g} events/s for {args.steady_seconds:g} s, one transaction per event; "
                   f"burst: {args.events:,} events from 8 threads; plain loop: {args.loop_requests:,} POSTs; "
                   f"{args.rounds} rounds, one worker",
+        "settings from this environment (the relay and worker inherit it)": ", ".join(
+            f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith(("RELAY_", "WEBHOOK_"))) or "none: defaults",
         "load average (1 min) before / after": f"{load_before} / {load_average()}",
         "duplicate arrivals": str(duplicates),
         "duration": f"{time.monotonic() - started:.0f} s",
     }
-    text = render(info, setup, steady, burst, loop, rounds, ratios)
+    idle = {k: statistics.median(i[k] for i in idles) for k in idles[0]}
+    text = render(info, setup, steady, burst, loop, rounds, ratios, idle, args.steady)
     print("\n" + text)
     for name, path in profiles.items():
         print(f"py-spy, {name} ({path}):")

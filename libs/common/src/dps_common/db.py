@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from dps_common.json import dumps, loads
+from dps_common.runtime_metrics import MeteredQueuePool
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -43,6 +44,7 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
     url = make_url(sqlalchemy_url(database_url)).update_query_dict({"application_name": application_name})
     engine = create_engine(
         url,
+        poolclass=MeteredQueuePool,  # dps_db_pool_connections{pool=application_name}
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_recycle=1800,
@@ -50,6 +52,8 @@ def make_engine(database_url: str, *, pool_size: int = 5, application_name: str 
         json_deserializer=loads,
     )
     event.listen(engine, "connect", _send_lists_in_binary)
+    if isinstance(engine.pool, MeteredQueuePool):
+        engine.pool.meter(application_name)
     return engine
 
 

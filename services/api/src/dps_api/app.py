@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from dps_common import runtime_metrics
 from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.revocations import start_key_events
@@ -11,8 +12,10 @@ from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api, ServiceApp
 from dps_common.idempotency import IdempotencyStore
+from dps_common.outbox.lag import outbox_lag
 from dps_common.paging import CursorCodec
 
+from dps_api import SERVICE
 from dps_api.context import AppContext
 from dps_api.resources.reference import add_reference_page
 from dps_api.routes import add_routes
@@ -40,6 +43,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, key_events
     api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)},
               rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
+    runtime_metrics.install(SERVICE, "dps-api")
+    runtime_metrics.add_scrape_collector("outbox", outbox_lag(SERVICE, tx))  # read at each scrape
     if key_events:
         start_key_events(settings.amqp_url, settings.events_exchange, ctx.authenticator)
     api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import falcon
 from sqlalchemy import text
 
+from dps_common import runtime_metrics
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
@@ -15,9 +16,12 @@ from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.http.app import Api
 from dps_common.idempotency import IdempotencyStore
+from dps_common.outbox.lag import outbox_lag
 from dps_common.paging import CursorCodec
 
+from dps_billing import SERVICE
 from dps_billing.context import AppContext
+from dps_billing.metrics import pushes_backlog
 from dps_billing.openapi_doc import publish
 from dps_billing.platform.oauth import AppOAuth
 from dps_billing.routes import add_routes
@@ -76,6 +80,9 @@ def create_app(
     api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)},
               rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
+    runtime_metrics.install(SERVICE, "dps-billing-connector")
+    runtime_metrics.add_scrape_collector("outbox", outbox_lag(SERVICE, tx))  # read at each scrape
+    runtime_metrics.add_scrape_collector("pushes", pushes_backlog(tx))
     publish(api, TITLE, API_VERSION, EVENTS)
     api.app.context = ctx
     return api.app

@@ -12,6 +12,7 @@ from typing import Any
 import falcon
 from sqlalchemy import text
 
+from dps_common import runtime_metrics
 from dps_common.clock import utc_now
 from dps_common.crypto import SecretBox
 from dps_common.db import Transactions, make_engine
@@ -19,6 +20,7 @@ from dps_common.http.app import ServiceApp
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.middleware import Observability, RequestContext
 
+from dps_console import SERVICE
 from dps_console.context import AppContext
 from dps_console.domain.keys import ConsoleKeys
 from dps_console.resources.web import ROOT, ConsoleMiddleware, Cookies, Renderer, install_error_pages
@@ -70,6 +72,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
         Observability("console"),
     ]
     app = ServiceApp(middleware=middleware)
+    runtime_metrics.install(SERVICE, "dps-console")
     app.req_options.strip_url_path_trailing_slash = True
     install_error_pages(app, renderer, ctx.sessions, cookies)
     liveness = Liveness()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from dps_common import runtime_metrics
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
@@ -15,7 +16,9 @@ from dps_common.http.app import Api, ServiceApp
 from dps_common.idempotency import IdempotencyStore
 from dps_common.paging import CursorCodec
 
+from dps_webhooks import SERVICE
 from dps_webhooks.context import AppContext
+from dps_webhooks.due_metrics import deliveries_due
 from dps_webhooks.routes import add_routes
 from dps_webhooks.schemas.events import EVENTS
 from dps_webhooks.settings import Settings
@@ -49,6 +52,8 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, key_events
     api = Api("webhook-dispatcher", authenticator, {"database": lambda: _ping(tx)},
               rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
     add_routes(api, ctx)
+    runtime_metrics.install(SERVICE, "dps-webhook-dispatcher")
+    runtime_metrics.add_scrape_collector("deliveries", deliveries_due(tx))  # read at each scrape
     api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)
     api.app.context = ctx
     return api.app

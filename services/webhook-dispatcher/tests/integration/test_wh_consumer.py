@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 from dps_common.db import Transactions
 from dps_common.events import envelope
 from dps_common.json import dumps
-from dps_common.messaging import EventPublisher, connect, events_exchange
+from dps_common.messaging import EventPublisher, OutgoingEvent, connect, events_exchange
 from dps_common.testing.broker import PrivateBroker, private_broker
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import committed
@@ -365,3 +365,61 @@ def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publi
     wait_until_settled(broker, settings.events_queue)  # the bad ones dropped, not requeued
     assert stored_events(tx, [too_long_type["id"]]) == 0
     assert all(deliveries_of(tx, event_id) == {endpoint: ("PENDING", True)} for event_id in ids)
+
+
+def test_an_event_keeps_its_request_id_header_and_the_consumer_logs_it(
+    tx: Transactions, settings: Settings, consumer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The relay publishes the recording request's id as the header X-Request-Id: it is stored on the
+    event and the consumer's line for the event names it."""
+    organization_id = uuid4()
+    add_endpoint(tx, organization_id)
+    event = envelope("quote.approved", organization_id, {"id": str(uuid4())})
+    caplog.set_level("INFO", logger="dps.webhooks.consumer")
+    publisher = EventPublisher(settings.amqp_url, EXCHANGE)
+    try:
+        publisher.publish_batch([OutgoingEvent(event["id"], event["type"], dumps(event), {"X-Request-Id": "req-42"})])
+    finally:
+        publisher.close()
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not deliveries_of(tx, event["id"]):
+        assert time.monotonic() < deadline, "the event was never accepted"
+        time.sleep(0.1)
+    with tx() as session:
+        stored = session.scalar(select(WebhookEvent.request_id).where(WebhookEvent.id == UUID(str(event["id"]))))
+    assert stored == "req-42"
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not any(getattr(r, "eventId", None) == str(event["id"]) for r in caplog.records):
+        assert time.monotonic() < deadline, "no log line for the event"
+        time.sleep(0.05)
+    [line] = [r for r in caplog.records if getattr(r, "eventId", None) == str(event["id"])]
+    assert (line.getMessage(), getattr(line, "requestId")) == ("event accepted", "req-42")
+
+
+def test_the_metrics_count_the_deliveries_due_and_the_age_of_the_oldest(tx: Transactions, publish, consumer) -> None:
+    from prometheus_client import generate_latest
+    from sqlalchemy import update
+
+    from dps_common import runtime_metrics
+    from dps_common.edge import metrics as edge_metrics
+
+    from dps_webhooks.due_metrics import deliveries_due
+
+    organization_id = uuid4()
+    add_endpoint(tx, organization_id)
+    event = envelope("quote.approved", organization_id, {"id": str(uuid4())})
+    publish(event)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not deliveries_of(tx, event["id"]):
+        assert time.monotonic() < deadline, "the event was never accepted"
+        time.sleep(0.1)
+    with tx() as session:  # overdue by 5 minutes (no worker runs here)
+        session.execute(
+            update(WebhookDelivery).where(WebhookDelivery.event_id == UUID(event["id"]))
+            .values(next_attempt_at=func.now() - func.make_interval(0, 0, 0, 0, 0, 0, 300))
+        )
+    runtime_metrics.add_scrape_collector("deliveries", deliveries_due(tx))
+    text = generate_latest(edge_metrics.registry()).decode()
+    values = {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines() if line.startswith("dps_webhooks_")}
+    assert values["dps_webhooks_deliveries_due"] >= 1
+    assert 300 <= values["dps_webhooks_oldest_due_age_seconds"] < 3600

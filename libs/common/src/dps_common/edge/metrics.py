@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
+    from prometheus_client.core import Metric
 
 DIRECTORY_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _OWNED_ENV = "DPS_METRICS_DIR_OWNED"  # set when prepare() made the directory (and finish() removes it)
@@ -60,11 +61,29 @@ def finish(environ: MutableMapping[str, str] = os.environ) -> None:
 
 
 def registry() -> CollectorRegistry:
-    """What ``/metrics`` renders: every worker's samples in multiprocess mode, else this process's."""
+    """What ``/metrics`` renders: every worker's samples in multiprocess mode (and ``process_*`` of
+    every process of the server, ``dps_common.runtime_metrics.ServerProcesses``), else this process's
+    default registry; plus the collectors read at scrape time (``runtime_metrics.add_scrape_collector``)."""
     from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
 
-    if not os.environ.get(DIRECTORY_ENV):
-        return REGISTRY
-    combined = CollectorRegistry()
-    multiprocess.MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
+    from dps_common import runtime_metrics
+
+    combined = CollectorRegistry(auto_describe=False)
+    if os.environ.get(DIRECTORY_ENV):
+        multiprocess.MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
+        combined.register(runtime_metrics.ServerProcesses())
+    else:
+        combined.register(_Default(REGISTRY))
+    for collector in runtime_metrics.scrape_collectors():
+        combined.register(collector)
     return combined
+
+
+class _Default:
+    """The default registry's samples inside another registry."""
+
+    def __init__(self, registry: CollectorRegistry):
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        return self._registry.collect()

@@ -7,7 +7,7 @@ import secrets
 import time
 
 import falcon
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from dps_common import request_id
 from dps_common.http.bodies import MAX_BODY_BYTES, too_large
@@ -23,6 +23,11 @@ LATENCY = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
 )
 
+IN_FLIGHT = Gauge(
+    "dps_http_requests_in_flight", "HTTP requests being handled (the server's, summed over its workers)",
+    multiprocess_mode="livesum",
+)
+
 
 class RequestContext:
     """Assigns the request id (a caller's well-formed one is kept) and binds it for the request
@@ -31,6 +36,7 @@ class RequestContext:
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
+        IN_FLIGHT.inc()
         given = req.get_header(REQUEST_ID_HEADER)
         req.context.request_id = given if request_id.valid(given) else secrets.token_hex(16)
         request_id.bind(req.context.request_id)
@@ -43,6 +49,8 @@ class RequestContext:
         self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
     ) -> None:
         request_id.bind(None)  # the next request on this greenlet or thread starts with none
+        if req.context.get("started") is not None:
+            IN_FLIGHT.dec()
 
 
 class Observability:

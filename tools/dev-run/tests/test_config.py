@@ -4,6 +4,8 @@ receivers."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dps_common.testing.processes import free_port
@@ -108,3 +110,30 @@ def test_the_dispatcher_delivers_to_loopback_http_receivers_unless_told_not_to()
     assert system.webhooks_env["WEBHOOK_ALLOW_INSECURE_LOOPBACK"] == "true"
     _, system = _plan(WEBHOOK_ALLOW_INSECURE_LOOPBACK="false")
     assert system.webhooks_env["WEBHOOK_ALLOW_INSECURE_LOOPBACK"] == "false"
+
+
+def test_one_address_the_proxy_on_host_the_services_behind_it_on_loopback():
+    config, system = _plan(HOST="0.0.0.0")
+    public = f"http://127.0.0.1:{config.ports['PORT']}"
+    [proxy] = [p for p in system.processes if p.name == "proxy"]
+    assert system.processes[-1] is proxy  # started last, stopped first
+    [(path, text)] = proxy.files
+    assert path.parent == config.run_dir / "proxy" and str(path) in proxy.command
+    caddy = json.loads(text)
+    assert caddy["admin"]["disabled"] and caddy["apps"]["http"]["servers"]["dps"]["listen"] == [f"0.0.0.0:{config.ports['PORT']}"]
+    dials = {handler["upstreams"][0]["dial"] for route in caddy["apps"]["http"]["servers"]["dps"]["routes"]
+             for handler in route["handle"] if handler["handler"] == "reverse_proxy"}
+    assert dials == {f"127.0.0.1:{config.ports[name]}" for name in ("API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT")}
+    for env in (system.api_env, system.webhooks_env, system.billing_env, system.console_env):
+        assert env["HOST"] == "127.0.0.1"
+    assert system.api_env["PORT"] == str(config.ports["API_PORT"])
+    # what browsers, clients and the platform reach: the one address
+    assert system.api_env["PUBLIC_API_URL"] == public + "/external/v1"
+    assert system.console_env["CONSOLE_PUBLIC_URL"] == system.billing_env["CONSOLE_URL"] == public + "/console"
+    assert system.billing_env["BILLING_REDIRECT_URI"] == public + "/external/v1/billing-connection/callback"
+    # what the services call among themselves: each other, directly
+    assert system.console_env["WEBHOOKS_URL"] == f"http://127.0.0.1:{config.ports['WEBHOOKS_PORT']}/external/v1"
+    assert system.webhooks_env["API_URL"] == f"http://127.0.0.1:{config.ports['API_PORT']}"
+    # the per-client limits count the address the proxy names
+    assert system.api_env["RATE_LIMIT_TRUSTED_PROXIES"] == "127.0.0.1/32"
+    assert system.console_env["CONSOLE_TRUSTED_PROXY_HOPS"] == "1"

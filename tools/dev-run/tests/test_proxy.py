@@ -19,7 +19,7 @@ import pytest
 
 from dps_common.testing.processes import free_port
 
-from dps_dev.proxy import BACKENDS, HEALTH_PATH, IngressError, caddy_config, ingress_routes, route_of, write_config
+from dps_dev.proxy import BACKENDS, HEALTH_PATH, IngressError, caddy_config, config_text, ingress_routes, route_of
 
 CADDY = Path(sys.executable).parent / "caddy"
 ID = "0193e6b2-7c1a-7def-8000-000000000001"
@@ -99,7 +99,8 @@ def proxy(tmp_path) -> Iterator[str]:
         servers.append(server)
         upstreams[name] = f"127.0.0.1:{server.server_address[1]}"
     port = free_port()
-    config = write_config(tmp_path, caddy_config(f"127.0.0.1:{port}", upstreams, ingress_routes(), tmp_path / "data"))
+    config = tmp_path / "caddy.json"
+    config.write_text(config_text(caddy_config(f"127.0.0.1:{port}", upstreams, ingress_routes(), tmp_path / "data")))
     env = {"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
     checked = subprocess.run([str(CADDY), "validate", "--config", str(config)], env=env, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # (no stubs pinned; one safe_load)
 
+from dps_dev.config import ConfigError
+
 INGRESS = Path(__file__).resolve().parents[4] / "deploy" / "k8s" / "base" / "ingress.yaml"
 HEALTH_PATH = "/proxy-health"  # the proxy's own readiness (the compose proxy's path), never a service's
 # the ingress's backend Services -> the runner's port variables of the processes behind them
@@ -39,7 +41,7 @@ NOT_ROUTED = {
 }
 
 
-class IngressError(Exception):
+class IngressError(ConfigError):
     pass
 
 
@@ -104,8 +106,5 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
     }
 
 
-def write_config(folder: Path, config: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "caddy.json"
-    path.write_text(json.dumps(config, indent=2) + "\n")
-    return path
+def config_text(config: dict[str, Any]) -> str:
+    return json.dumps(config, indent=2) + "\n"

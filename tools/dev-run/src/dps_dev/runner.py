@@ -63,6 +63,9 @@ def _serve(system: System, signals: StopSignals, on_ready: Callable[[], None]) -
     supervisor = Supervisor()
     try:
         for process in system.processes:
+            for path, text in process.files:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
             supervisor.start(process.name, process.command, process.env, process.ready_url)
         supervisor.wait_ready()
         on_ready()

@@ -41,6 +41,7 @@ class Process:
     command: list[str]
     env: dict[str, str]
     ready_url: str | None = None  # answers 200 once the process serves
+    files: tuple[tuple[Path, str], ...] = ()  # (path, text) written just before it starts (its config)
 
 
 @dataclass(frozen=True)
@@ -209,11 +210,12 @@ def proxy_process(config: RunConfig, env: Mapping[str, str]) -> Process:
     """Caddy on HOST:PORT in front of the four services (its config written to the run folder)."""
     upstreams = {service: config.dial(port) for service, port in proxy.BACKENDS.items()}
     folder = config.run_dir / "proxy"
-    path = proxy.write_config(folder, proxy.caddy_config(config.listen, upstreams, proxy.ingress_routes(), folder / "data"))
+    path = folder / "caddy.json"
+    caddy = proxy.caddy_config(config.listen, upstreams, proxy.ingress_routes(), folder / "data")
     # Caddy's own folders (XDG) in the run folder too: nothing of it in the user's home
     caddy_env = {**env, "XDG_CONFIG_HOME": str(folder / "config"), "XDG_DATA_HOME": str(folder / "data")}
     return Process("proxy", [str(BIN / "caddy"), "run", "--config", str(path)], caddy_env,
-                   config.public_origin + proxy.HEALTH_PATH)
+                   config.public_origin + proxy.HEALTH_PATH, files=((path, proxy.config_text(caddy)),))
 
 
 def _only(values: dict[str, str], name: str) -> dict[str, str]:

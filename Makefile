@@ -12,7 +12,7 @@ TEST_WORKERS ?= auto
 MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
-.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console
+.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console bench-history
 
 $(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml services/console/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
@@ -88,3 +88,7 @@ clean:
 # every console page: server time p50/p95 and calls per service, on the demo data (bench/README.md)
 bench-console: $(STAMP)
 	$(BIN)/python bench/console.py
+
+# the delivery history: purging a day of a million deliveries, batched DELETE vs dropping its partition; inserts before/after (bench/README.md)
+bench-history: $(STAMP)
+	$(BIN)/python bench/history.py

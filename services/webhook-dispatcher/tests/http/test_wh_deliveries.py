@@ -7,11 +7,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 
 from dps_common.events import envelope
+from dps_common.ids import new_id
 from dps_common.json import dumps, loads
 
+from dps_webhooks.db import partitions
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.schemas.deliveries import Delivery, DeliveryDetail, DeliveryList
 from dps_webhooks.services import intake
@@ -128,6 +130,45 @@ def test_deliveries_are_listed_newest_first_and_paged_to_a_null_cursor(client, o
             break
     assert seen == first["deliveries"] and pages == 3
     assert all(set(d) == DELIVERY_KEYS and not d["isTest"] for d in seen)
+
+
+def test_the_list_pages_across_the_days_partitions_and_each_delivery_is_found_in_its_own(client, org, tx):
+    endpoint = create(client, org)
+    event_id = uuid.UUID(publish(tx, org))  # today's delivery
+    now = datetime.now(UTC)
+    days_ago = [2, 1, -1]  # two earlier days and tomorrow (a receiver's clock ahead): each its own partition
+    with tx() as session:
+        connection = session.connection()
+        partitions.ensure_days(connection, [(now - timedelta(days=n)).date() for n in days_ago])
+        for n in days_ago:
+            at = now - timedelta(days=n)
+            delivery_id = uuid.UUID(int=(int(at.timestamp() * 1000) << 80) | (new_id().int & ((1 << 80) - 1)))
+            session.add(
+                WebhookDelivery(
+                    id=delivery_id, organization_id=uuid.UUID(org.id), endpoint_id=uuid.UUID(endpoint["id"]),
+                    event_id=event_id, event_type="quote.approved", status="FAILED", attempt_count=1,
+                )
+            )  # fmt: skip
+            session.flush()
+            session.add(DeliveryAttempt(delivery_id=delivery_id, attempt=1, attempted_at=at, duration_ms=n + 10))
+        homes = connection.execute(
+            text("SELECT DISTINCT tableoid::regclass::text FROM webhook_deliveries WHERE endpoint_id = :e"),
+            {"e": endpoint["id"]},
+        ).scalars()
+        assert len(set(homes)) == 4
+    seen, cursor = [], None
+    while True:
+        page = deliveries_of(client, org, endpoint, limit=1, **({"cursor": cursor} if cursor else {}))
+        seen += page["deliveries"]
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    ids = [d["id"] for d in seen]
+    assert len(ids) == 4 and ids == sorted(ids, reverse=True)  # newest first, across the days
+    for listed in seen:
+        resp = client.simulate_get(f"{BASE}/{endpoint['id']}/deliveries/{listed['id']}", headers=org.admin.headers)
+        assert resp.status_code == 200
+        assert len(resp.json["attempts"]) == (0 if listed["status"] == "PENDING" else 1)
 
 
 def test_the_status_filter_and_its_cursor(client, org, tx):

@@ -56,12 +56,30 @@ def _metric_definitions(path: Path) -> dict[str, Metric]:
     return found
 
 
+def _scrape_gauges(path: Path) -> dict[str, Metric]:
+    """The gauges a module reads at scrape time (``dps_common.runtime_metrics.ScrapeGauges``): its
+    module-level ``dps_*`` name constants, with the label names of its ``ScrapeGauges(...)`` calls."""
+    text = path.read_text()
+    if "ScrapeGauges(" not in text or "class ScrapeGauges" in text:
+        return {}
+    tree = ast.parse(text)
+    labels: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ScrapeGauges":
+            if len(node.args) > 1 and isinstance(node.args[1], ast.Dict):
+                labels |= {key.value for key in node.args[1].keys if isinstance(key, ast.Constant)}
+    return {node.value.value: Metric("Gauge", frozenset(labels)) for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str) and node.value.value.startswith("dps_")}
+
+
 def exported_series() -> dict[str, frozenset[str]]:
-    """Every series name the services' code exports -> the labels it carries."""
+    """Every series name the services' code exports -> the labels it carries (a gauge of a
+    multiprocess ``liveall`` mode also carries ``pid``, added by prometheus-client)."""
     series: dict[str, frozenset[str]] = {}
     for source in SOURCES:
         for path in source.rglob("*.py"):
-            for name, metric in _metric_definitions(path).items():
+            for name, metric in {**_metric_definitions(path), **_scrape_gauges(path)}.items():
                 base = name.removesuffix("_total") if metric.kind == "Counter" else name
                 if metric.kind == "Counter":
                     series[base + "_total"] = series[base + "_created"] = metric.labels

@@ -20,7 +20,9 @@ read from ``/proc/<pid>/stat`` per process before and after each window:
 "pipeline" = relay + workers + postgres + rabbitmq, per delivered event. Each round first measures
 the stack idle for 5 s (nothing sent: heartbeats, polls, housekeeping), shown per second divided by
 RATE: the part of the steady figure that does not depend on the events. The table shows each
-case's median round (by pipeline CPU; the loop by rate), the ratio the median of per-round ratios.
+case's median round by rate, each component's CPU the median of that component over the rounds
+(``postgres: producer's`` is the part of ``postgres`` spent in the producer's own transactions, as
+the api's), the ratio the median of per-round ratios.
 With ``--py-spy PATH``, one more steady window (not measured) records the relay and the worker with
 py-spy (raw collapsed stacks in ``--profile-dir``), and prints their hottest frames.
 """
@@ -28,6 +30,7 @@ py-spy (raw collapsed stacks in ``--profile-dir``), and prints their hottest fra
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -45,7 +48,8 @@ from webhooks_report import machine, versions
 from webhooks_stack import Stack, build, cpu_by_pid, cpu_delta, pids_named
 
 PIPELINE = ("relay", "workers", "postgres", "rabbitmq")
-SHOWN = (*PIPELINE, "pg server processes", "postgres (server)", "receiver", "bench")
+PRODUCER_APPLICATION = "dps-bench-producer"  # webhooks_load.Producer's engine
+SHOWN = (*PIPELINE, "postgres: producer's", "pg server processes", "postgres (server)", "receiver", "bench")
 
 
 class SteadyBench:
@@ -66,6 +70,14 @@ class SteadyBench:
         rows = self._admin.execute(f"SELECT pid FROM pg_stat_activity WHERE {where}", (self._databases,)).fetchall()
         return [pid for (pid,) in rows]
 
+    def _producer_pids(self) -> list[int]:
+        """The producer's backends: the api's own transactions (``record_event`` and its commit)."""
+        rows = self._admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = ANY(%s) AND application_name = %s",
+            (self._databases, PRODUCER_APPLICATION),
+        ).fetchall()
+        return [pid for (pid,) in rows]
+
     def cpu(self) -> dict[str, dict[int, float]]:
         stack = self.stack
         return {
@@ -74,6 +86,7 @@ class SteadyBench:
             "postgres": cpu_by_pid(self._postgres_pids(ours=True)),
             "rabbitmq": cpu_by_pid(pids_named("beam.smp")),
             "pg server processes": cpu_by_pid(self._postgres_pids(ours=False)),
+            "postgres: producer's": cpu_by_pid(self._producer_pids()),
             "postgres (server)": cpu_by_pid(pids_named("postgres")),
             "receiver": cpu_by_pid(stack.receiver.pids()),
             "bench": cpu_by_pid([os.getpid()]),
@@ -133,6 +146,15 @@ class SteadyBench:
         for recorder in recorders.values():
             recorder.wait(timeout=seconds + 30)
         return {name: folder / f"{name}.txt" for name in targets}
+
+
+def median_by_component(ms: list[Measured]) -> Measured:
+    """The median round by rate, with each component's CPU the median of its own over the rounds:
+    a burst of someone else's traffic on the shared broker or database in one round moves one
+    component of one round, not the whole row."""
+    middle = sorted(ms, key=lambda m: m.rate)[len(ms) // 2]
+    cpu = {k: statistics.median(m.cpu_us[k] for m in ms) for k in middle.cpu_us}
+    return dataclasses.replace(middle, cpu_us=cpu)
 
 
 def pipeline_us(m: Measured) -> float:
@@ -214,8 +236,7 @@ def run(args: argparse.Namespace, command: str) -> int:
             profiles = bench.profile(args.py_spy, Path(args.profile_dir))
         info = machine(args.server_url)
         duplicates = bench.arrivals.duplicates
-    by_pipeline = lambda ms: sorted(ms, key=pipeline_us)[len(ms) // 2]  # noqa: E731
-    steady, burst = by_pipeline(rounds["steady"]), by_pipeline(rounds["burst"])
+    steady, burst = median_by_component(rounds["steady"]), median_by_component(rounds["burst"])
     loop = sorted(rounds["plain loop"], key=lambda m: m.rate)[len(rounds["plain loop"]) // 2]
     ratios = [b.rate / lp.rate for b, lp in zip(rounds["burst"], rounds["plain loop"])]
     setup = {

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from databases import fresh_database
 from load import LoadOptions, run_wrk
+from run import rate_limits_env
 from seed import DEFAULT_SERVER_URL, seed
 from servers import GunicornSettings, Server
 
@@ -30,8 +31,10 @@ PACKAGES = [
     ("sqlalchemy/orm/", "sqlalchemy.orm (Session)"), ("sqlalchemy/pool/", "sqlalchemy.pool"),
     ("sqlalchemy/engine/", "sqlalchemy.engine (execute, results)"), ("sqlalchemy/sql/", "sqlalchemy.sql (statements, cache keys)"),
     ("sqlalchemy/", "sqlalchemy (other)"), ("psycopg/", "psycopg (driver, row loading)"),
-    ("dps_common/json.py", "orjson dumps (response body)"), ("dps_common/", "dps_common (middleware, auth, paging)"),
+    ("dps_common/json.py", "orjson dumps (response body)"), ("dps_common/ratelimit/", "dps_common.ratelimit"),
+    ("dps_common/", "dps_common (middleware, auth, paging)"),
     ("dps_api/", "dps_api (resource, service)"), ("falcon/", "falcon"), ("gunicorn/", "gunicorn (HTTP, sockets)"),
+    ("redis/", "redis"), ("limits/", "limits"), ("gevent/", "gevent (hub, locks, sockets)"),
     ("prometheus_client/", "prometheus_client"), ("logging/", "logging"), ("threading.py", "threads, GIL hand-off"),
     ("concurrent/", "threads, GIL hand-off"), ("selectors.py", "gunicorn (HTTP, sockets)"),
 ]
@@ -80,6 +83,9 @@ def main() -> int:
     p.add_argument("--seconds", type=int, default=15)
     p.add_argument("--products", type=int, default=20_000)
     p.add_argument("--py-spy", default=shutil.which("py-spy"))
+    p.add_argument("--limited", action="store_true",
+                   help="rate limits on, counted in the local Redis (REDIS_URL) with a quota no run reaches, as "
+                        "bench/run.py's 'api whoami limited'; default: off, as its 'api'")
     p.add_argument("--raw", help="also write the collapsed stacks here (flamegraph.pl or speedscope read them)")
     args = p.parse_args()
     if not args.py_spy:
@@ -88,8 +94,10 @@ def main() -> int:
         url = stack.enter_context(fresh_database(DEFAULT_SERVER_URL))
         seeded = seed(url, args.products)
         logs = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        env = {"DATABASE_URL": url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": seeded.pepper, "LOG_LEVEL": "WARNING"}
-        api = Server("api", "dps_api.wsgi:create()", GunicornSettings(worker_connections=11), env, logs)
+        env = {"DATABASE_URL": url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": seeded.pepper, "LOG_LEVEL": "WARNING",
+               "PROMETHEUS_MULTIPROC_DIR": stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-metrics-"))}
+        env.update(rate_limits_env(stack) if args.limited else {"RATE_LIMIT_ORGANIZATION": "off", "RATE_LIMIT_ANONYMOUS": "off"})
+        api = Server("api", "dps_api.wsgi:create()", GunicornSettings(worker_connections=9), env, logs)  # run.py's
         stack.callback(api.stop)
         api.wait_ready("/healthz")
         options = LoadOptions(args.seconds + 4, 0, 16, 1)

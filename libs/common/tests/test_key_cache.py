@@ -105,3 +105,31 @@ def test_an_entry_expires_a_ttl_after_its_load_began():
     assert cache.peek("k") == "v"
     clock.now = 10.0
     assert cache.peek("k") is None
+
+
+def test_the_authenticator_checks_the_secret_with_the_stored_keyed_hash_and_the_expiry():
+    """Its precomputed HMAC is the stored hash's (``hash_secret``): the right secret passes, a secret
+    one character off, another pepper's hash and an expired credential do not, cached or fresh."""
+    from datetime import UTC, datetime, timedelta
+    from uuid import uuid4
+
+    from dps_common.auth.authenticator import Authenticator
+    from dps_common.auth.cache import KeyRecord
+    from dps_common.auth.principal import Principal
+    from dps_common.auth.scopes import Role
+    from dps_common.errors import Unauthorized
+
+    pepper, now = b"p" * 32, datetime(2026, 11, 25, tzinfo=UTC)
+    principal = Principal(uuid4(), "Org", uuid4(), Role.ADMIN, "keyid")
+    records = {
+        "keyid": KeyRecord(hash_secret(pepper, "secret"), principal),
+        "other": KeyRecord(hash_secret(b"q" * 32, "secret"), principal),
+        "ended": KeyRecord(hash_secret(pepper, "secret"), principal, expires_at=now),
+    }
+    auth = Authenticator(type("Store", (), {"find": staticmethod(records.get)})(), pepper, TtlCache(600), lambda: now)
+    for _ in range(2):  # the second time from the cache
+        assert auth.authenticate(format_key("keyid", "secret")) is principal
+        assert auth.authenticate_fresh(format_key("keyid", "secret")) is principal
+        for refused in ("dps_keyid_secreT", "dps_other_secret", "dps_ended_secret", "dps_nokey_secret"):
+            with pytest.raises(Unauthorized):
+                auth.authenticate(refused)

@@ -62,10 +62,11 @@ class TtlCache(Generic[T]):
 
     def get(self, key: str, load: Callable[[str], T | None]) -> T | None:
         """The cached value, or ``load(key)`` stored for the TTL (misses are cached too)."""
-        ticket = self.ticket()
+        now, generation = self._clock(), self._generation  # the ticket, made only for a load (the hot path hits)
         entry = self._entries.get(key)
-        if entry is not None and entry[0] > ticket.started:
+        if entry is not None and entry[0] > now:
             return entry[1]
+        ticket = Ticket(now, generation)
         value = load(key)
         self.put(key, value, ticket)
         return value

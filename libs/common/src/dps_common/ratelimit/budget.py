@@ -52,6 +52,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from limits import RateLimitItem
 from prometheus_client import Counter as Metric
@@ -99,8 +100,10 @@ class Policy:
         object.__setattr__(self, "window_seconds", self.limit.get_expiry())
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
+    """What one request was told (a tuple: made on every limited request, half the cost of a frozen
+    dataclass's ``__init__``)."""
+
     policy: Policy
     allowed: bool
     remaining: int  # units left in the window after this request

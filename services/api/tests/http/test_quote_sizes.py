@@ -11,16 +11,20 @@ from contextlib import contextmanager
 
 from sqlalchemy import event
 
+from dps_common.json import loads
+
 from quote_helpers import QUOTES, create_quote, error_fields, events, pricebook, product, quote_body
 
 
 @contextmanager
-def statements(engine) -> Iterator[list[str]]:
-    """The SQL statements the engine runs inside the block."""
+def statements(engine, parameters: list | None = None) -> Iterator[list[str]]:
+    """The SQL statements the engine runs inside the block (and their parameters into ``parameters``)."""
     seen: list[str] = []
 
-    def record(conn, cursor, statement, parameters, context, executemany):
+    def record(conn, cursor, statement, params, context, executemany):
         seen.append(statement)
+        if parameters is not None:
+            parameters.append(params)
 
     event.listen(engine, "before_cursor_execute", record)
     try:
@@ -31,6 +35,15 @@ def statements(engine) -> Iterator[list[str]]:
 
 def reading(table: str, seen: list[str]) -> list[str]:
     return [s for s in seen if s.lstrip().upper().startswith("SELECT") and re.search(rf"\bFROM {table}\b", s)]
+
+
+def line_writes(seen: list[str], parameters: list) -> list[list[dict]]:
+    """Each UPDATE of quote_lines the block ran, as the lines it carried (one JSON array parameter)."""
+    return [
+        loads(params["lines"]) if isinstance(params, dict) and "lines" in params else [params]
+        for statement, params in zip(seen, parameters, strict=True)
+        if re.match(r"\s*UPDATE quote_lines\b", statement)
+    ]
 
 
 def varied_catalog(client, org) -> list[dict]:
@@ -130,3 +143,49 @@ def test_changing_the_currency_reads_the_pinned_versions_once(client, org, engin
     assert len(reading("quote_lines", seen)) == 1, reading("quote_lines", seen)
     read = client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.admin.headers).json
     assert read == resp.json
+
+
+def test_editing_one_line_of_a_large_quote_writes_that_line_alone(client, org, engine):
+    items = varied_catalog(client, org)
+    quote = create_quote(client, org.admin, quote_body(*lines_of(items, 30)))
+    line = quote["lines"][7]
+    parameters: list = []
+    with statements(engine, parameters) as seen:
+        resp = client.simulate_patch(
+            f"{QUOTES}/{quote['id']}/lines/{line['id']}", json={"quantity": "9"}, headers=org.admin.headers
+        )
+    assert resp.status_code == 200, resp.json
+    [written] = line_writes(seen, parameters)  # one statement, carrying the one line re-priced differently
+    assert [w["id"] for w in written] == [line["id"]] and written[0]["quantity"] == "9"
+    read = client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.admin.headers).json
+    assert read == resp.json
+    assert read["lines"][:7] == quote["lines"][:7] and read["lines"][8:] == quote["lines"][8:]
+
+
+def test_removing_a_line_renumbers_the_lines_after_it_in_one_statement(client, org, engine):
+    items = varied_catalog(client, org)
+    quote = create_quote(client, org.admin, quote_body(*lines_of(items, 12)))
+    parameters: list = []
+    with statements(engine, parameters) as seen:
+        resp = client.simulate_delete(f"{QUOTES}/{quote['id']}/lines/{quote['lines'][4]['id']}", headers=org.admin.headers)
+    assert resp.status_code == 204, resp.text
+    [written] = line_writes(seen, parameters)
+    assert [(w["id"], w["position"]) for w in written] == [(q["id"], q["position"] - 1) for q in quote["lines"][5:]]
+    read = client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.admin.headers).json
+    assert [line["position"] for line in read["lines"]] == list(range(1, 12))
+    assert [line["id"] for line in read["lines"]] == [line["id"] for line in quote["lines"] if line["position"] != 5]
+    moved = [{**line, "position": line["position"] - 1} for line in quote["lines"][5:]]
+    assert read["lines"][:4] == quote["lines"][:4] and read["lines"][4:] == moved
+    assert read["lineCount"] == 11
+
+
+def test_changing_the_currency_writes_every_line_in_one_statement(client, org, engine):
+    items = varied_catalog(client, org)
+    quote = create_quote(client, org.admin, quote_body(*lines_of(items, 30)))
+    parameters: list = []
+    with statements(engine, parameters) as seen:
+        resp = client.simulate_patch(f"{QUOTES}/{quote['id']}", json={"currency": "EUR"}, headers=org.admin.headers)
+    assert resp.status_code == 200, resp.json
+    [written] = line_writes(seen, parameters)
+    assert sorted(w["id"] for w in written) == sorted(line["id"] for line in quote["lines"])
+    assert client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.admin.headers).json == resp.json

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal, localcontext
 
 from dps_api.domain.money import WORKING_PRECISION, round_money, round_percent
 from dps_api.domain.vocabulary import PERIOD_MONTHS, BillingFrequency, PriceFrequency, PriceModel
@@ -51,6 +51,9 @@ __all__ = [
 
 HUNDRED = Decimal(100)
 ZERO = Decimal(0)
+# the arithmetic of a line's price: the operations of a ``localcontext(prec=WORKING_PRECISION)`` block
+# without entering one per operation (a quote's edit prices every line)
+_WORK = Context(prec=WORKING_PRECISION)
 
 
 class PricingError(ValueError):
@@ -127,8 +130,7 @@ def unit_list_price(terms: LineTerms) -> Decimal:
 
 
 def net_from_discount(list_price: Decimal, discount_percent: Decimal) -> Decimal:
-    with localcontext(prec=WORKING_PRECISION):
-        return list_price * (HUNDRED - discount_percent) / HUNDRED
+    return _WORK.divide(_WORK.multiply(list_price, _WORK.subtract(HUNDRED, discount_percent)), HUNDRED)
 
 
 def discount_from_net(list_price: Decimal, net_price: Decimal) -> Decimal:
@@ -136,8 +138,7 @@ def discount_from_net(list_price: Decimal, net_price: Decimal) -> Decimal:
     (a markup on nothing has no meaningful percentage)."""
     if list_price == ZERO:
         return round_percent(ZERO)
-    with localcontext(prec=WORKING_PRECISION):
-        return round_percent((list_price - net_price) * HUNDRED / list_price)
+    return round_percent(_WORK.divide(_WORK.multiply(_WORK.subtract(list_price, net_price), HUNDRED), list_price))
 
 
 def carried_net_price(terms: LineTerms, discount_percent: Decimal) -> Decimal | None:
@@ -167,8 +168,7 @@ def _check(terms: LineTerms) -> None:
 
 def _amount(unit_price: Decimal, quantity: Decimal, billing_months: int, price_months: int) -> Decimal:
     # multiply before the single division so the ratio (e.g. 1/12) never truncates
-    with localcontext(prec=WORKING_PRECISION):
-        return unit_price * quantity * billing_months / price_months
+    return _WORK.divide(_WORK.multiply(_WORK.multiply(unit_price, quantity), billing_months), price_months)
 
 
 def price_line(terms: LineTerms, billing_frequency: BillingFrequency, currency: str) -> PricedLine:

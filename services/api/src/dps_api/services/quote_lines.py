@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Text, bindparam, cast, column, func, insert, select, update
+from sqlalchemy import Text, bindparam, cast, column, delete, func, insert, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -32,7 +32,7 @@ from dps_api.services.catalog_lookup import (
     pinned_pricebook,
 )
 from dps_api.services.quote_records import (
-    NewLine,
+    LineRow,
     apply_pricing,
     begin_edit,
     finish_edit,
@@ -48,7 +48,7 @@ def quote_pricebook(session: Session, quote: Quote) -> PinnedPricebook | None:
     return pinned_pricebook(session, quote.organization_id, quote.pricebook_id, quote.pricebook_version)
 
 
-def copy_catalog_prices(line: QuoteLine, product: PricedProduct) -> None:
+def copy_catalog_prices(line: LineRow, product: PricedProduct) -> None:
     """The pinned version's prices in the quote currency, copied so catalog edits never reach the line."""
     line.catalog_unit_price = product.list_unit_price
     line.tiers = catalog_tiers(product)
@@ -90,7 +90,7 @@ def new_lines(
     first_position: int,
     field: Callable[[int], str],
     now: datetime,
-) -> tuple[list[NewLine], list[PricedLine]]:
+) -> tuple[list[LineRow], list[PricedLine]]:
     """Priced lines pinning each product's current version (to be written with ``insert_lines``), and
     their pricing; the catalog read in one query per table. ``field(i)`` is line i's place in the body
     ("" when the body is the line). Checked line by line, in order: the first line that fails gives
@@ -113,7 +113,7 @@ def _new_line(
     position: int,
     field: str,
     now: datetime,
-) -> tuple[NewLine, PricedLine]:
+) -> tuple[LineRow, PricedLine]:
     with naming_field(f"{field}.productId" if field else "productId"):
         product = prices.price(wanted.product_id)
     terms = LineTerms(
@@ -127,7 +127,7 @@ def _new_line(
         locked=product.locked,
     )
     priced = price_checked(principal, quote, terms, field, price_set=True, was_below_list=False)
-    line = NewLine(
+    line = LineRow(
         id=new_id(),
         quote_id=quote.id,
         organization_id=quote.organization_id,
@@ -165,7 +165,7 @@ _NEW_ROWS = func.jsonb_to_recordset(cast(bindparam("lines", type_=Text()), JSONB
 _INSERT_LINES = insert(QuoteLine).from_select([c.name for c in _COLUMNS], select(*_NEW_ROWS.c))
 
 
-def insert_lines(session: Session, lines: Sequence[NewLine]) -> None:
+def insert_lines(session: Session, lines: Sequence[LineRow]) -> None:
     """Writes new lines in one statement whose one parameter is the lines as a JSON array (orjson:
     decimals as their exact strings, UUIDs, timestamps with microseconds, enums by value), which
     PostgreSQL reads with each column's own input function.
@@ -181,7 +181,7 @@ def insert_lines(session: Session, lines: Sequence[NewLine]) -> None:
         session.connection().execute(_INSERT_LINES, {"lines": dumps(rows).decode()})
 
 
-def _find_line(lines: Sequence[QuoteLine], line_id: UUID) -> QuoteLine:
+def _find_line(lines: Sequence[LineRow], line_id: UUID) -> LineRow:
     """The line among the quote's lines (read for its organization); another quote's is unknown."""
     for line in lines:
         if line.id == line_id:
@@ -233,14 +233,13 @@ class QuoteLineService:
     def delete(self, principal: Principal, quote_id: UUID, line_id: UUID) -> None:
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
-            line = _find_line(quote_lines(session, quote), line_id)
-            session.delete(line)
-            session.flush()
-            # keep positions contiguous: 1..n
+            lines = quote_lines(session, quote)
+            line = _find_line(lines, line_id)
             session.execute(
-                update(QuoteLine)
-                .where(QuoteLine.quote_id == quote.id, QuoteLine.position > line.position)
-                .values(position=QuoteLine.position - 1)
-                .execution_options(synchronize_session="fetch")
+                delete(QuoteLine).where(QuoteLine.id == line.id, QuoteLine.organization_id == quote.organization_id)
             )
-            finish_edit(session, quote, quote_lines(session, quote), self._now())
+            rest = [other for other in lines if other is not line]
+            for other in rest:  # keep positions contiguous: 1..n
+                if other.position > line.position:
+                    other.position -= 1
+            finish_edit(session, quote, rest, self._now())

@@ -15,8 +15,9 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
-from sqlalchemy import Select, Uuid, bindparam, create_mock_engine, select
+from sqlalchemy import Uuid, bindparam, create_mock_engine, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ClauseElement
 
 from dps_common.errors import not_found
 
@@ -84,21 +85,21 @@ def quote_header_view(quote: Quote | QuoteRow, lines: tuple[QuoteLineView, ...] 
     )
 
 
-def _driver_sql(stmt: Select[Any]) -> str:
+def driver_sql(stmt: ClauseElement) -> str:
     """``stmt`` as SQL for psycopg, compiled once: the hot reads skip statement building, the
     session and SQLAlchemy's result processing, which cost more than running the query."""
     return str(stmt.compile(dialect=create_mock_engine("postgresql+psycopg://", executor=None).dialect))
 
 
-_BY_ID = (bindparam("quote_id", type_=Uuid()), bindparam("organization_id", type_=Uuid()))
-_QUOTE_SQL = _driver_sql(
+BY_ID = (bindparam("quote_id", type_=Uuid()), bindparam("organization_id", type_=Uuid()))
+_QUOTE_SQL = driver_sql(
     select(*[getattr(Quote, name) for name in QuoteRow._fields]).where(
-        Quote.id == _BY_ID[0], Quote.organization_id == _BY_ID[1]
+        Quote.id == BY_ID[0], Quote.organization_id == BY_ID[1]
     )
 )
-_LINES_SQL = _driver_sql(
+_LINES_SQL = driver_sql(
     select(*[getattr(QuoteLine, name) for name in QuoteLineView._fields])
-    .where(QuoteLine.quote_id == _BY_ID[0], QuoteLine.organization_id == _BY_ID[1])
+    .where(QuoteLine.quote_id == BY_ID[0], QuoteLine.organization_id == BY_ID[1])
     .order_by(QuoteLine.position, QuoteLine.id)
 )
 # dict lookups: cheaper than PriceModel(value) per line
@@ -121,13 +122,10 @@ def _line_views(rows: Iterable[Sequence[Any]]) -> tuple[QuoteLineView, ...]:
 
 
 def stored_line_views(session: Session, quote: Quote) -> tuple[QuoteLineView, ...]:
-    """The quote's lines in order, one query on the session's connection (its transaction), no ORM
-    objects."""
-    driver_connection = session.connection().connection.driver_connection
-    assert isinstance(driver_connection, psycopg.Connection)
-    with driver_connection.cursor() as cursor:
-        cursor.execute(_LINES_SQL, {"quote_id": quote.id, "organization_id": quote.organization_id})
-        return _line_views(cursor.fetchall())
+    """The quote's lines in order, in the session's transaction: one query as SQL for the driver (it
+    still goes through the engine's events), no ORM objects, no result processing."""
+    params = {"quote_id": quote.id, "organization_id": quote.organization_id}
+    return _line_views(session.connection().exec_driver_sql(_LINES_SQL, params).all())
 
 
 def read_quote(cursor: psycopg.Cursor[Any], organization_id: UUID, quote_id: UUID) -> QuoteView:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import select
+from sqlalchemy import Text, bindparam, cast, column, func, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
@@ -27,6 +29,7 @@ from dps_common.errors import (
     invalid_field,
     not_found,
 )
+from dps_common.json import dumps, loads
 
 from dps_api.db.models.quotes import Quote, QuoteLine
 from dps_api.domain.pricing import LineTerms, PricedLine, Tier, price_line, quote_totals
@@ -34,15 +37,17 @@ from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_reads import quote_header_view, stored_line_views
+from dps_api.services.quote_reads import BY_ID, driver_sql, quote_header_view, stored_line_views
 
 REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
 
 
 @dataclass(slots=True)
-class NewLine:
-    """A line about to be inserted (``quote_lines.insert_lines``): the columns of ``QuoteLine``, as a
-    plain object. Hundreds of ORM instances cost more to build than to price and insert."""
+class LineRow:
+    """A line's columns (those of ``QuoteLine``, in its table's order) as a plain object: read for an
+    edit (``quote_lines``) or about to be inserted (``quote_lines.insert_lines``). Hundreds of ORM
+    instances cost more to load or build, and to flush, than to price and write: an edit writes back
+    only the lines it changed, in one statement (``save_lines``)."""
 
     id: UUID
     quote_id: UUID
@@ -68,10 +73,14 @@ class NewLine:
     one_time_amount: Decimal | None
     created_at: datetime
     updated_at: datetime
+    # the columns an edit may change, as read (``_EDITABLE``); None: a line about to be inserted
+    stored: tuple[Any, ...] | None = None
 
 
-# a stored line or one about to be
-LineRecord = QuoteLine | NewLine
+LINE_COLUMNS = [f.name for f in fields(LineRow) if f.name != "stored"]
+# what an edit may change: the rest is the line's identity and its pinned product
+_EDITABLE = ("position", "custom_name", "catalog_unit_price", "tiers", "price_basis", "quantity", "list_unit_price",
+             "net_unit_price", "discount_percent", "amount_per_billing_period", "one_time_amount", "updated_at")
 
 
 @contextmanager
@@ -109,7 +118,7 @@ def begin_edit(session: Session, principal: Principal, quote_id: UUID) -> Quote:
     return quote
 
 
-def finish_edit(session: Session, quote: Quote, lines: Sequence[LineRecord], now: datetime) -> QuoteView:
+def finish_edit(session: Session, quote: Quote, lines: Sequence[LineRow], now: datetime) -> QuoteView:
     """Totals, status and events after an edit: an APPROVED or REJECTED quote goes back to DRAFT
     (``quote.reopened`` follows ``quote.updated``), since what was decided on no longer exists.
     ``lines``: all the quote's lines, as they are now (the view is made from them, not read again)."""
@@ -118,6 +127,7 @@ def finish_edit(session: Session, quote: Quote, lines: Sequence[LineRecord], now
         quote.status = QuoteStatus.DRAFT
     quote.updated_at = now
     refresh_totals(quote, lines)
+    save_lines(session, quote, lines)
     session.flush()
     view = quote_view(quote, lines)
     data = render_quote(view)
@@ -136,18 +146,73 @@ def find_quote(session: Session, organization_id: UUID, quote_id: UUID, *, lock:
     return quote
 
 
-def quote_lines(session: Session, quote: Quote) -> list[QuoteLine]:
-    stmt = select(QuoteLine).where(QuoteLine.quote_id == quote.id, QuoteLine.organization_id == quote.organization_id)
-    return list(session.scalars(stmt.order_by(QuoteLine.position, QuoteLine.id)))
+# the tiers as text, parsed with orjson (psycopg's JSON loader is the standard library's)
+_LINES_SQL = driver_sql(
+    select(*[cast(QuoteLine.tiers, Text) if name == "tiers" else getattr(QuoteLine, name) for name in LINE_COLUMNS])
+    .where(QuoteLine.quote_id == BY_ID[0], QuoteLine.organization_id == BY_ID[1])
+    .order_by(QuoteLine.position, QuoteLine.id)
+)
+_ENUMS = [(LINE_COLUMNS.index(name), kind) for name, kind in
+          (("price_model", PriceModel), ("price_frequency", PriceFrequency), ("price_basis", PriceBasis))]
+_TIERS = LINE_COLUMNS.index("tiers")
+_editable_of = itemgetter(*(LINE_COLUMNS.index(name) for name in _EDITABLE))
 
 
-def tiers_of(line: LineRecord) -> tuple[Tier, ...]:
+def quote_lines(session: Session, quote: Quote) -> list[LineRow]:
+    """The quote's lines in order, for an edit: one query, plain objects (an edited line is written by
+    ``save_lines``). As SQL for the driver: SQLAlchemy's result processing would cost more than the
+    query (the statement still goes through the engine's events)."""
+    params = {"quote_id": quote.id, "organization_id": quote.organization_id}
+    lines = []
+    for row in session.connection().exec_driver_sql(_LINES_SQL, params).all():
+        values = list(row)
+        for index, kind in _ENUMS:
+            values[index] = kind(values[index])
+        values[_TIERS] = loads(values[_TIERS])
+        line = LineRow(*values)
+        line.stored = _editable_of(values)
+        lines.append(line)
+    return lines
+
+
+# UPDATE quote_lines SET <editable> = line.<editable> FROM jsonb_to_recordset(:lines) AS line(<id and the
+# editable columns> <their types>) WHERE quote_lines.id = line.id: the changed lines as one JSON array
+_CHANGED_ROWS = func.jsonb_to_recordset(cast(bindparam("lines", type_=Text()), JSONB)).table_valued(
+    *(column(name, QuoteLine.__table__.c[name].type) for name in ("id", *_EDITABLE))
+).render_derived("line", with_types=True)
+_UPDATE_LINES = driver_sql(
+    update(QuoteLine)
+    .where(QuoteLine.id == _CHANGED_ROWS.c.id, QuoteLine.organization_id == bindparam("line_organization_id"))
+    .values({name: _CHANGED_ROWS.c[name] for name in _EDITABLE})
+)
+
+
+def save_lines(session: Session, quote: Quote, lines: Sequence[LineRow]) -> None:
+    """Writes the stored lines that an edit changed, in one statement (new lines are inserted by
+    ``quote_lines.insert_lines``). A line counts as changed when any editable column no longer holds
+    the very object read: re-pricing keeps the objects of values that did not change (``_set``)."""
+    changed = [
+        line for line in lines
+        if line.stored is not None and any(
+            getattr(line, name) is not old for name, old in zip(_EDITABLE, line.stored, strict=True)
+        )
+    ]
+    if changed:
+        rows = [{"id": line.id, **{name: getattr(line, name) for name in _EDITABLE}} for line in changed]
+        session.connection().exec_driver_sql(
+            _UPDATE_LINES, {"lines": dumps(rows).decode(), "line_organization_id": quote.organization_id}
+        )
+        for line in changed:
+            line.stored = _editable_of([getattr(line, name) for name in LINE_COLUMNS])
+
+
+def tiers_of(line: LineRow) -> tuple[Tier, ...]:
     return tuple(
         Tier(None if t["upTo"] is None else Decimal(t["upTo"]), Decimal(t["unitPrice"])) for t in line.tiers
     )
 
 
-def line_terms(line: LineRecord) -> LineTerms:
+def line_terms(line: LineRow) -> LineTerms:
     """The stored line as pricing input: its pinned prices and the negotiated side of its price."""
     return LineTerms(
         price_model=line.price_model,
@@ -161,7 +226,7 @@ def line_terms(line: LineRecord) -> LineTerms:
     )
 
 
-def apply_pricing(line: LineRecord, priced: PricedLine) -> None:
+def apply_pricing(line: LineRow, priced: PricedLine) -> None:
     _set(line, "list_unit_price", priced.list_unit_price)
     _set(line, "net_unit_price", priced.net_unit_price)
     _set(line, "discount_percent", priced.discount_percent)
@@ -169,19 +234,19 @@ def apply_pricing(line: LineRecord, priced: PricedLine) -> None:
     _set(line, "one_time_amount", priced.one_time_amount)
 
 
-def _set(line: LineRecord, name: str, value: Decimal | None) -> None:
+def _set(line: LineRow, name: str, value: Decimal | None) -> None:
     """Sets a priced column unless it already holds exactly that value (the same digits and exponent:
-    ``1.0`` and ``1.00`` render differently). A line re-priced to what it holds stays clean, so
-    flushing an edit of one line of 500 does not look at the other 499."""
+    ``1.0`` and ``1.00`` render differently). A line re-priced to what it holds keeps the objects it
+    was read with, so ``save_lines`` writes an edit of one line of 500 as that one line."""
     old = getattr(line, name)
     if old is None or value is None:
         if old is not value:
             setattr(line, name, value)
-    elif old.as_tuple() != value.as_tuple():
+    elif old.compare_total(value):  # zero only for the same digits, exponent and sign
         setattr(line, name, value)
 
 
-def refresh_totals(quote: Quote, lines: Sequence[LineRecord]) -> list[PricedLine]:
+def refresh_totals(quote: Quote, lines: Sequence[LineRow]) -> list[PricedLine]:
     """Re-price every line from its stored terms and store the quote's totals."""
     priced = [price_line(line_terms(line), quote.billing_frequency, quote.currency) for line in lines]
     for line, result in zip(lines, priced):
@@ -202,7 +267,7 @@ def store_totals(quote: Quote, priced: Sequence[PricedLine]) -> None:
     quote.line_count = len(priced)
 
 
-def line_view(line: LineRecord) -> QuoteLineView:
+def line_view(line: LineRow) -> QuoteLineView:
     return QuoteLineView(
         id=line.id,
         position=line.position,
@@ -224,7 +289,7 @@ def line_view(line: LineRecord) -> QuoteLineView:
     )
 
 
-def quote_view(quote: Quote, lines: Sequence[LineRecord] | None) -> QuoteView:
+def quote_view(quote: Quote, lines: Sequence[LineRow] | None) -> QuoteView:
     """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
     return quote_header_view(quote, None if lines is None else tuple(line_view(line) for line in lines))
 

@@ -20,7 +20,7 @@ from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
-from dps_api.db.models.quotes import Quote, QuoteLine
+from dps_api.db.models.quotes import Quote
 from dps_api.domain.money import is_supported_currency
 from dps_api.domain.pricing import carried_net_price
 from dps_api.domain.quote_commands import CreateQuote, UpdateQuote
@@ -36,6 +36,7 @@ from dps_api.services.outbox import record_event
 from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
 from dps_api.services.quote_reads import read_quote
 from dps_api.services.quote_records import (
+    LineRow,
     begin_edit,
     check_owner,
     finish_edit,
@@ -227,7 +228,7 @@ class QuoteService:
     @staticmethod
     def _reprice(
         session: Session, quote: Quote, pricebook: PinnedPricebook | None, field: str, now: datetime
-    ) -> Sequence[QuoteLine]:
+    ) -> Sequence[LineRow]:
         """Each line takes its pinned product version's price in the new currency / pricebook and keeps
         its discount percent (a net price in another currency or pricebook has no meaning; a markup is
         carried as the net price the same percent above the new list: ``carried_net_price``). Returns

@@ -70,6 +70,7 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
 
     def init_process(self) -> None:
         self.timeouts = ReadTimeouts.from_env(os.environ)
+        _metrics_know_their_process()
         super().init_process()  # patches the standard library, loads the app, then run()
 
     def load_wsgi(self) -> None:
@@ -202,6 +203,19 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
             self.log.debug("Failed to send the error answer.")
 
 
+def _metrics_know_their_process() -> None:
+    """prometheus-client's multiprocess values with this worker's pid given once: by default every
+    increment asks ``os.getpid()`` (a system call, to notice a fork), five times a request. A worker
+    does not fork again. Runs in the worker, before the app (and its metrics) are loaded; the master
+    never imports prometheus_client (``dps_common.edge.metrics``)."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    from prometheus_client import values
+
+    pid = os.getpid()
+    values.ValueClass = values.MultiProcessValue(process_identifier=lambda: pid)  # type: ignore[no-untyped-call]
+
+
 def settle_heap() -> None:
     """The garbage collector tuned for a server, once the app is built: what the app loaded is frozen
     (``gc.freeze``: moved out of every generation, never scanned again), and the youngest generation
@@ -279,7 +293,7 @@ def _closing_when_asked(app: WSGIApplication) -> WSGIApplication:
         environ["wsgi.input"] = _BodyInput(environ["wsgi.input"])
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
-            if any(name.lower() == "connection" and "close" in value.lower() for name, value in headers):
+            if _asks_to_close(headers):
                 response = getattr(start_response, "__self__", None)
                 if isinstance(response, Response):
                     response.force_close()
@@ -288,3 +302,11 @@ def _closing_when_asked(app: WSGIApplication) -> WSGIApplication:
         return app(environ, start)
 
     return wrapped
+
+
+def _asks_to_close(headers: list[tuple[str, str]]) -> bool:
+    """A ``Connection`` field holding ``close`` (a loop, not a generator: every response passes here)."""
+    for name, value in headers:
+        if len(name) == 10 and name.lower() == "connection" and "close" in value.lower():
+            return True
+    return False

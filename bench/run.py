@@ -63,6 +63,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--baseline", type=Path, default=None, metavar="TREE",
                    help="also serve the api from this work tree (git worktree add /tmp/old <rev>) and load it in the "
                         "same rounds, alternating which of the two goes first: before/after in one run")
+    p.add_argument("--tree", type=Path, default=None, metavar="TREE",
+                   help="serve every server but the baseline's from this work tree's code (a commit, without the "
+                        "checkout's uncommitted changes) instead of the installed packages")
     p.add_argument("--no-gc", action="store_true", help="do not record the workers' garbage collections")
     p.add_argument("--only", default="", metavar="NAMES",
                    help="comma-separated targets to load, e.g. 'bare,api whoami,api whoami limited' (the rate-limit "
@@ -136,7 +139,7 @@ def store_takes(server: Server) -> str:
 
 
 def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path,
-                  baseline: Path | None, gc: bool) -> dict[str, Server]:
+                  baseline: Path | None, gc: bool, tree: Path | None = None) -> dict[str, Server]:
     common = {"LOG_LEVEL": "WARNING"}
     floor_env = {"DATABASE_URL": seeded.database_url, "BENCH_ORG_ID": str(seeded.organization_id)}
     api_env = {"DATABASE_URL": seeded.database_url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": secrets.token_hex(32)}
@@ -154,7 +157,7 @@ def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, 
         # metrics in prometheus-client's multiprocess mode, as production's gunicorn_conf sets up
         metrics_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-metrics-{name.replace(' ', '-')}-"))
         server = Server(name, spec, gunicorn, {**common, **env, "PROMETHEUS_MULTIPROC_DIR": metrics_dir}, log_dir,
-                        code=baseline if name.startswith(OLD) else None,
+                        code=baseline if name.startswith(OLD) else tree,
                         gc_dir=log_dir / f"gc-{name.replace(' ', '-')}" if gc else None)
         stack.callback(server.stop)  # registered at once: stopped whatever happens next
         servers[name] = server
@@ -299,7 +302,7 @@ def main() -> int:
         seeded = seed(database_url, args.products)
         baseline = args.baseline.resolve() if args.baseline else None
         servers = start_servers(stack, gunicorn, seeded, Path(stack.enter_context(tempfile.TemporaryDirectory())),
-                                baseline, not args.no_gc)
+                                baseline, not args.no_gc, args.tree.resolve() if args.tree else None)
         deep_item = min(DEEP_ITEM, args.products // 2)
         deep_url, notes = checks(servers, seeded.admin_key, deep_item)
         auth = {"x-api-key": seeded.admin_key}
@@ -341,7 +344,7 @@ def main() -> int:
                f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
         "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",
         "postgres": server_version(server_url),
-        "code": git_revision(),
+        "code": git_revision(args.tree) + (f" (served from {args.tree})" if args.tree else ""),
         "load average (1 min) before / after": f"{load_before} / {load_average()}",
         **({"baseline": f"the api also served from {baseline} ({git_revision(baseline)}), loaded right after "
                         "(odd rounds) or before (even rounds) this tree's"} if baseline else {}),

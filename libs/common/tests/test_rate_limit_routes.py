@@ -125,3 +125,19 @@ def test_the_documentation_has_a_budget_of_its_own(client):
     assert "documentation" in answers[-1].json["detail"] and int(answers[-1].headers["Retry-After"]) >= 1
     # the anonymous budget of the address is untouched
     assert spent(client.simulate_get(f"{API_PREFIX}/things", remote_addr=ADDRESS)) == ("anonymous", 3, 2)
+
+
+@pytest.mark.parametrize(("path", "limited", "documentation"), [
+    ("/external/v1", True, False), ("/external/v1/", True, False), ("/external/v1/things", True, False),
+    ("/external/v1x", False, False), ("/external/v1x/docs", False, False), ("/healthz", False, False),
+    ("/internal/v1/key-introspection", False, False), ("/external/v1/openapi.json", True, True),
+    ("/external/v1/openapi.jsonx", True, False), ("/external/v1/docs", True, True), ("/external/v1/docs/", True, True),
+    ("/external/v1/docs/assets/swagger-ui.css", True, True), ("/external/v1/docsx", True, False),
+])
+def test_which_paths_are_limited_and_which_are_documentation(path, limited, documentation):
+    from types import SimpleNamespace
+
+    from dps_common.http.rate_limit import _documentation, _limited
+
+    req = SimpleNamespace(path=path)
+    assert (_limited(req), _documentation(req)) == (limited, documentation)

@@ -24,7 +24,7 @@ from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.pricing import LineTerms, PricedLine, PricingError, Tier, price_line
 from dps_api.domain.quote_commands import QuoteLineInput, UpdateQuoteLine
 from dps_api.domain.quote_views import QuoteView
-from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel
+from dps_api.domain.vocabulary import PriceBasis
 from dps_api.services.catalog_lookup import (
     CatalogPrices,
     PinnedPricebook,
@@ -117,8 +117,8 @@ def _new_line(
     with naming_field(f"{field}.productId" if field else "productId"):
         product = prices.price(wanted.product_id)
     terms = LineTerms(
-        price_model=PriceModel(product.price_model),
-        price_frequency=PriceFrequency(product.price_frequency),
+        price_model=product.price_model,  # members already (catalog_lookup)
+        price_frequency=product.price_frequency,
         quantity=wanted.quantity,
         list_unit_price=product.list_unit_price,
         tiers=tuple(Tier(up_to, unit_price) for up_to, unit_price in product.tiers),

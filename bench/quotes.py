@@ -6,7 +6,8 @@ settings as bench/run.py) and, one request at a time on one keep-alive connectio
 
 - creates quotes (``POST /external/v1/pricing-quotes``) with 1, 50, 200 and 500 lines, ``--rounds``
   times each, the sizes interleaved within a round (a machine shared with others moves every number);
-- reads a 500-line quote (``GET /external/v1/pricing-quotes/{id}``) ``--reads`` times;
+- reads a 500-line quote (``GET /external/v1/pricing-quotes/{id}``) ``--reads`` times, each followed by
+  a read of a 1-line quote (what a read costs whatever its size);
 - edits one line of the 500-line quote (``PATCH .../lines/{id}``, which reopens an APPROVED quote)
   and submits it for approval (``POST .../approval``: no rule is set up, so it is APPROVED at once),
   ``--rounds`` times each.
@@ -48,7 +49,7 @@ SIZES = (1, 50, 200, 500)
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=5, help="creates per size, and line edits / submissions")
-    p.add_argument("--reads", type=int, default=11, help="reads of the 500-line quote")
+    p.add_argument("--reads", type=int, default=11, help="reads of the 500-line quote (and of a 1-line one)")
     p.add_argument("--products", type=int, default=5_000)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--deadline", type=int, default=600, help="seconds after which the run aborts")
@@ -165,7 +166,7 @@ def main() -> int:
         client = Client(server.port, seeded.admin_key, server.worker_pids())
         for size in SIZES:  # warm-up: the first request of each shape pays imports and statement caches
             client.call("POST", QUOTES, quote_body(products, size, 0), expect=201)
-        big_id = ""
+        big_id = small_id = ""
         for round_no in range(1, args.rounds + 1):
             for size in SIZES:
                 body, ms, cpu = client.call("POST", QUOTES, quote_body(products, size, round_no), expect=201)
@@ -174,11 +175,14 @@ def main() -> int:
                 record(f"create {size} lines", ms, cpu)
                 if size == max(SIZES):
                     big_id, big_lines = body["id"], body["lines"]
-        for _ in range(args.reads):
-            body, ms, cpu = client.call("GET", f"{QUOTES}/{big_id}")
-            if len(body["lines"]) != max(SIZES):
-                raise RuntimeError(f"read {len(body['lines'])} lines")
-            record(f"read {max(SIZES)} lines", ms, cpu)
+                if size == min(SIZES):
+                    small_id = body["id"]
+        for _ in range(args.reads):  # the two sizes interleaved; a 1-line read is the request's fixed cost
+            for size, quote_id in ((max(SIZES), big_id), (min(SIZES), small_id)):
+                body, ms, cpu = client.call("GET", f"{QUOTES}/{quote_id}")
+                if len(body["lines"]) != size:
+                    raise RuntimeError(f"read {len(body['lines'])} lines")
+                record(f"read {size} lines", ms, cpu)
         for round_no in range(args.rounds):
             line = big_lines[round_no % len(big_lines)]
             _, ms, cpu = client.call("PATCH", f"{QUOTES}/{big_id}/lines/{line['id']}", {"quantity": str(30 + round_no)})

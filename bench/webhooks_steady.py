@@ -148,6 +148,13 @@ class SteadyBench:
         return {name: folder / f"{name}.txt" for name in targets}
 
 
+def _code_tree() -> Path:
+    """The work tree of the code under test (``PYTHONPATH`` may point at another tree's sources)."""
+    import dps_common
+
+    return Path(dps_common.__file__).resolve().parents[4]
+
+
 def median_by_component(ms: list[Measured]) -> Measured:
     """The median round by rate, with each component's CPU the median of its own over the rounds:
     a burst of someone else's traffic on the shared broker or database in one round moves one
@@ -241,7 +248,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     ratios = [b.rate / lp.rate for b, lp in zip(rounds["burst"], rounds["plain loop"])]
     setup = {
         "command": command,
-        "code": git_revision(),
+        "code": f"{git_revision(_code_tree())} (the tree the services were imported from: {_code_tree()})",
         "versions": versions(),
         "steady": f"{args.steady:g} events/s for {args.steady_seconds:g} s, one transaction per event; "
                   f"burst: {args.events:,} events from 8 threads; plain loop: {args.loop_requests:,} POSTs; "

@@ -42,5 +42,5 @@ def test_commits_that_trickle_in_while_the_relay_lingers_are_published_in_one_ba
 
 def test_the_linger_is_a_setting() -> None:
     required = {"DATABASE_URL": "postgresql://u@h/db"}
-    assert RelaySettings.from_env(required).linger_seconds == 0.05
+    assert RelaySettings.from_env(required).linger_seconds == 0.1
     assert RelaySettings.from_env({**required, "RELAY_LINGER_SECONDS": "0"}).linger_seconds == 0.0

@@ -1,7 +1,7 @@
 """The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
 
 A notification that wakes an idle relay is followed by a short linger (``RELAY_LINGER_SECONDS``,
-50 ms) before the claim, so that a steady trickle of commits goes out in batches (one transaction,
+100 ms) before the claim, so that a steady trickle of commits goes out in batches (one transaction,
 one wait for the broker's confirms) rather than one event per turn; the notifications that arrived
 meanwhile are dropped right before the claim, which finds their rows. A backlog is drained in full
 batches without lingering.

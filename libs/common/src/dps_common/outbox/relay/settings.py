@@ -21,7 +21,7 @@ class RelaySettings:
     poll_interval_seconds: float = 1.0  # fallback when no notification wakes the relay
     # after a notification wakes an idle relay, how long it waits for more commits before it claims,
     # so that a steady trickle is published in batches (one transaction and one confirm wait each)
-    linger_seconds: float = 0.05
+    linger_seconds: float = 0.1
     # the relay's /healthz and /metrics; 0: not served (tests and make run start several relays on one host)
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
@@ -37,7 +37,7 @@ class RelaySettings:
             log_level=env.str("LOG_LEVEL", "INFO"),
             batch_size=env.int("RELAY_BATCH_SIZE", 100, minimum=1, maximum=10_000),
             poll_interval_seconds=env.float("RELAY_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
-            linger_seconds=env.float("RELAY_LINGER_SECONDS", 0.05, minimum=0, maximum=1),
+            linger_seconds=env.float("RELAY_LINGER_SECONDS", 0.1, minimum=0, maximum=1),
             metrics_port=env.int("RELAY_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("RELAY_METRICS_HOST", cls.metrics_host),
         )

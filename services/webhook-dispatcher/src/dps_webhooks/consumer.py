@@ -36,6 +36,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
+from dps_common.messaging.shards import SHARD_WORD, shard_binding
 from dps_common.outbox.headers import request_id_of
 
 from dps_webhooks import metrics
@@ -48,21 +49,40 @@ log = logging.getLogger("dps.webhooks.consumer")
 BATCH_SIZE = 32  # the most events one transaction stores: about two rounds of the worker's threads
 PREFETCH = 2 * BATCH_SIZE  # messages in flight to this consumer: the next batch arrives while one is stored
 DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and the heartbeat while idle
+STANDBY_DELAY_SECONDS = 5.0  # how much later a worker joins a shard it was not given
 
 
-def events_queue(settings: Settings) -> Queue:
-    """The dispatcher's durable queue of every event type. Every worker consumes it, one at a time
+def events_queue(settings: Settings, shard: int | None = None) -> Queue:
+    """The dispatcher's durable queue of every event type (``shard``: of one shard's organizations,
+    ``<queue>.shard-<n>``, with ``EVENTS_SHARDS`` above 1). Every worker consumes it, one at a time
     (``x-single-active-consumer``): the others stand by and take over when it goes. Consuming is
-    cheap in batches and splitting the stream between workers would only halve the batches; the
-    delivery work itself is shared through the database, not the queue."""
+    cheap in batches and splitting one stream between workers would only halve the batches; shards
+    split it by organization instead, each with its own active consumer and each organization's
+    events in one of them, in order. The delivery work itself is shared through the database."""
     return Queue(
-        settings.events_queue,
+        settings.events_queue if shard is None else f"{settings.events_queue}.{SHARD_WORD}{shard}",
         exchange=events_exchange(settings.events_exchange),
-        routing_key="#",
+        routing_key="#" if shard is None else shard_binding(shard),
         durable=True,
         auto_delete=False,
         queue_arguments={"x-single-active-consumer": True},
     )
+
+
+def shard_consumers(settings: Settings, tx: Transactions, *, hand_over: HandOver | None = None) -> list["EventConsumer"]:
+    """One consumer per shard (one in all without shards), each to run on a thread of its own. A
+    worker joins the shards it was not given (``WEBHOOK_CONSUMER_SHARDS``) only after
+    ``STANDBY_DELAY_SECONDS``, so the workers given a shard become its active consumers and the
+    others its stand-bys: consumers spread over workers, and any worker takes over a shard whose
+    active consumer goes."""
+    if settings.events_shards <= 1:
+        return [EventConsumer(settings, tx, hand_over=hand_over)]
+    given = set(settings.consumer_shards or range(settings.events_shards))
+    return [
+        EventConsumer(settings, tx, hand_over=hand_over, shard=shard,
+                      standby_seconds=0.0 if shard in given else STANDBY_DELAY_SECONDS)
+        for shard in range(settings.events_shards)
+    ]
 
 
 class _Unavailable(Exception):
@@ -70,17 +90,28 @@ class _Unavailable(Exception):
 
 
 class EventConsumer:
-    def __init__(self, settings: Settings, tx: Transactions, *, hand_over: HandOver | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        tx: Transactions,
+        *,
+        hand_over: HandOver | None = None,
+        shard: int | None = None,
+        standby_seconds: float = 0.0,
+    ):
         self._settings = settings
         self._tx = tx
         self._hand_over: HandOver = hand_over if hand_over is not None else NoHandOver()
-        self._queue = events_queue(settings)
+        self._queue = events_queue(settings, shard)
+        self._standby_seconds = standby_seconds  # before each (re)subscription: see shard_consumers
         self._backoff = Backoff()
         self._acks_many = False  # AMQP acknowledges a batch in one frame; virtual transports one by one
 
     def run(self, stop: threading.Event) -> None:
         """Consume until ``stop`` is set; returns within about a second of it."""
         while not stop.is_set():
+            if stop.wait(self._standby_seconds):
+                return
             connection = connect(self._settings.amqp_url)
             try:
                 connection.ensure_connection(max_retries=1)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from dps_common.auth.cache import MAX_TTL_SECONDS
 from dps_common.crypto import decode_key
 from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
+from dps_common.messaging.shards import MAX_SHARDS
 from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
@@ -36,7 +37,9 @@ class Settings:
     internal_api_token: str
     amqp_url: str = DEFAULT_AMQP_URL
     events_exchange: str = DEFAULT_EVENTS_EXCHANGE
-    events_queue: str = "webhook-dispatcher.events"
+    events_queue: str = "webhook-dispatcher.events"  # with shards, the prefix of ``<queue>.shard-<n>``
+    events_shards: int = 1  # the relays' EVENTS_SHARDS: one queue, and one active consumer, per shard
+    consumer_shards: tuple[int, ...] = ()  # the shards this worker consumes first; () : all of them
     api_ca_file: str = ""  # CA bundle to trust the api's certificate (empty: the system's)
     key_cache_ttl_seconds: float = 60.0
     db_pool_size: int = 5
@@ -86,6 +89,8 @@ class Settings:
             amqp_url=env.str("AMQP_URL", cls.amqp_url),
             events_exchange=env.str("EVENTS_EXCHANGE", cls.events_exchange),
             events_queue=env.str("EVENTS_QUEUE", cls.events_queue),
+            events_shards=env.int("EVENTS_SHARDS", 1, minimum=1, maximum=MAX_SHARDS),
+            consumer_shards=_shards(env, "WEBHOOK_CONSUMER_SHARDS"),
             api_ca_file=env.optional("API_CA_FILE"),
             key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
             db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
@@ -116,10 +121,25 @@ class Settings:
                 "WEBHOOK_ALLOW_INSECURE_LOOPBACK is a development setting (plain http:// to loopback receivers): "
                 "it is refused unless DPS_ENVIRONMENT=development; never set it in production"
             )
+        if any(shard >= settings.events_shards for shard in settings.consumer_shards):
+            env.problems.append(f"WEBHOOK_CONSUMER_SHARDS must be below EVENTS_SHARDS ({settings.events_shards})")
         if settings.lease_seconds <= settings.attempt_timeout_seconds:
             env.problems.append("WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_ATTEMPT_TIMEOUT_SECONDS")
         env.check()
         return settings
+
+
+def _shards(env: Env, name: str) -> tuple[int, ...]:
+    raw = env.optional(name).strip()
+    try:
+        shards = tuple(sorted({int(part) for part in raw.split(",") if part.strip()}))
+    except ValueError:
+        env.problems.append(f"{name} must be shard numbers separated by commas, got {raw!r}")
+        return ()
+    if any(shard < 0 for shard in shards):
+        env.problems.append(f"{name} must be shard numbers separated by commas, got {raw!r}")
+        return ()
+    return shards
 
 
 def _bool(env: Env, name: str) -> bool:

@@ -14,7 +14,9 @@ import pytest
 from sqlalchemy import select
 
 from dps_common.events import envelope
-from dps_common.messaging import EventPublisher, connect
+from dps_common.json import dumps
+from dps_common.messaging import EventPublisher, OutgoingEvent, connect
+from dps_common.messaging.shards import routing_key, shard_of
 from dps_common.testing.services import fresh_vhost
 from dps_common.testing.transactions import committed
 from dps_common.testing.webhook_receiver import Receiver
@@ -147,3 +149,53 @@ def test_a_stopping_worker_records_the_results_it_was_lingering_over(store, rece
         time.sleep(0.3)  # the result is in, waiting for the linger
     row = store.delivery_row(delivery.delivery_id)  # the worker has returned: nothing is waited for
     assert (row["status"], row["claim_token"], row["attempt_count"]) == ("SUCCESS", None, 1)
+
+
+def test_sharded_consumers_store_every_event_once_from_their_shards_queues(store, database) -> None:
+    """Two shards: the relays' routing keys carry each organization's shard, each shard's queue has
+    its own consumer, and every event is stored once (a redelivered one too), none from a queue
+    whose shard is not its organization's."""
+    with fresh_vhost("dps_wh_shards") as amqp_url:
+        settings = Settings(
+            database_url=database,
+            cursor_secret=b"quiet-test-cursor-0123456789abcdef",
+            secret_key=bytes(32),
+            api_url="https://127.0.0.1:9",
+            internal_api_token="quiet-test-internal-token-0123456789",
+            amqp_url=amqp_url,
+            events_exchange=EXCHANGE,
+            events_queue="test.wh.sharded",
+            events_shards=2,
+        )
+        consumers = consumer_module.shard_consumers(settings, store.tx)
+        assert [c._queue.name for c in consumers] == ["test.wh.sharded.shard-0", "test.wh.sharded.shard-1"]
+        with connect(amqp_url) as connection:
+            for consumer in consumers:
+                consumer._queue(connection.default_channel).declare()
+        organizations = [uuid4() for _ in range(6)]
+        events = [envelope("quote.approved", organization, {"n": n}) for n in range(3) for organization in organizations]
+        publisher = EventPublisher(amqp_url, EXCHANGE)
+        try:
+            batch = [
+                OutgoingEvent(e["id"], e["type"], dumps(e), None, routing_key(e["type"], UUID(e["organizationId"]), 2))
+                for e in [*events, events[0]]  # the first one twice
+            ]
+            assert publisher.publish_batch(batch).failure is None
+        finally:
+            publisher.close()
+        stop = threading.Event()
+        threads = [threading.Thread(target=c.run, args=(stop,), daemon=True) for c in consumers]
+        for thread in threads:
+            thread.start()
+        ids = [UUID(e["id"]) for e in events]
+        try:
+            def stored() -> int:
+                with store.tx() as session:
+                    return len(list(session.scalars(select(WebhookEvent.id).where(WebhookEvent.id.in_(ids)))))
+
+            wait_for(lambda: stored() == len(ids), "every event is stored")
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+    assert {shard_of(organization, 2) for organization in organizations} == {0, 1}  # both queues had work

@@ -46,6 +46,7 @@ class OutgoingEvent(NamedTuple):
     type: str
     body: bytes | str
     headers: Mapping[str, str] | None = None
+    routing_key: str | None = None  # the type unless sharded (``dps_common.messaging.shards``)
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class EventPublisher:
                 properties = {"delivery_mode": PERSISTENT, "message_id": str(event.id)}
                 headers = dict(event.headers) if event.headers else {}
                 message = channel.prepare_message(event.body, 0, CONTENT_TYPE, CONTENT_ENCODING, headers, properties)
-                channel.basic_publish(message, exchange=exchange, routing_key=event.type, mandatory=True)
+                channel.basic_publish(message, exchange=exchange, routing_key=event.routing_key or event.type, mandatory=True)
                 self._next_tag += 1
             while confirms.unsettled:
                 remaining = deadline - time.monotonic()
@@ -156,13 +157,14 @@ class EventPublisher:
         written: list[UUID | str] = []
         unrouted: list[str] = []
         for event in events:
-            if not self._routed(event.type):
-                unrouted.append(event.type)
+            key = event.routing_key or event.type
+            if not self._routed(key):
+                unrouted.append(key)
                 continue
             try:
                 producer.publish(
                     event.body,
-                    routing_key=event.type,
+                    routing_key=key,
                     content_type=CONTENT_TYPE,
                     content_encoding=CONTENT_ENCODING,
                     delivery_mode=PERSISTENT,

@@ -2,7 +2,8 @@
 
 Unlike a service's durable work queue (one copy per service, shared by its workers), a subscriber
 declares a queue of its own (named after the host and process, exclusive, auto-delete) bound to the
-events exchange for the routing keys it wants, and consumes it on a daemon thread. It suits
+events exchange for the routing keys it wants (each also followed by a shard word: relays with
+``EVENTS_SHARDS`` append one, ``dps_common.messaging.shards``), and consumes it on a daemon thread. It suits
 broadcasts that each process acts on locally, such as dropping a revoked key from its cache.
 
 The thread never blocks the caller: a lost or absent broker is retried forever with backoff, and
@@ -34,6 +35,7 @@ from kombu.messaging import Consumer
 
 from dps_common.messaging.backoff import Backoff
 from dps_common.messaging.broker import broker_errors, connect, events_exchange, redacted
+from dps_common.messaging.shards import subscriber_bindings
 
 log = logging.getLogger("dps.messaging.subscriber")
 
@@ -141,7 +143,7 @@ class Subscriber:
         return Queue(
             queue_name(self._purpose),
             exchange=self._exchange,
-            bindings=[binding(self._exchange, routing_key=key) for key in self._routing_keys],
+            bindings=[binding(self._exchange, routing_key=key) for key in subscriber_bindings(self._routing_keys)],
             durable=False,
             exclusive=True,
             auto_delete=True,

@@ -17,12 +17,18 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from dps_common.messaging import OutgoingEvent
+from dps_common.messaging.shards import routing_key
 from dps_common.outbox.headers import message_headers
 from dps_common.outbox.table import OUTBOX as _OUTBOX
 
 _CLAIM_UNPUBLISHED = (
     select(
-        _OUTBOX.c.id, _OUTBOX.c.event_type, cast(_OUTBOX.c.envelope, Text), _OUTBOX.c.occurred_at, _OUTBOX.c.request_id
+        _OUTBOX.c.id,
+        _OUTBOX.c.event_type,
+        cast(_OUTBOX.c.envelope, Text),
+        _OUTBOX.c.occurred_at,
+        _OUTBOX.c.request_id,
+        _OUTBOX.c.organization_id,
     )
     .where(_OUTBOX.c.published_at.is_(None))
     .order_by(_OUTBOX.c.occurred_at)
@@ -45,12 +51,16 @@ class Claimed:
     occurred_at: dict[UUID | str, datetime]  # keyed as the publisher reports confirmed ids
 
 
-def claim_unpublished(session: Session, limit: int) -> Claimed:
+def claim_unpublished(session: Session, limit: int, shards: int = 1) -> Claimed:
     """The oldest unpublished events, locked until this transaction ends. Rows another relay holds
-    are skipped, not waited for, so relays share the backlog instead of queueing behind each other."""
+    are skipped, not waited for, so relays share the backlog instead of queueing behind each other.
+    Each event's routing key names its organization's shard when there are several."""
     rows = session.connection().execute(_CLAIM_UNPUBLISHED, {"limit": limit}).all()
     return Claimed(
-        [OutgoingEvent(event_id, event_type, body, message_headers(rid)) for event_id, event_type, body, _, rid in rows],
+        [
+            OutgoingEvent(event_id, event_type, body, message_headers(rid), routing_key(event_type, organization, shards))
+            for event_id, event_type, body, _, rid, organization in rows
+        ],
         {row[0]: row[3] for row in rows},
     )
 

@@ -97,7 +97,7 @@ class OutboxRelay:
         returns or refuses some events, the rows it confirmed are still marked (fewer duplicates),
         the rest are released unmarked, and ``PublishFailed`` is raised."""
         with self._tx() as session:
-            batch = claim_unpublished(session, self.settings.batch_size)
+            batch = claim_unpublished(session, self.settings.batch_size, self.settings.shards)
             published = self._publisher.publish_batch(batch.events)
             confirmed_at = time.time()  # wall clock, as occurred_at is
             mark_published(session, published.confirmed)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
+from dps_common.messaging.shards import MAX_SHARDS
 from dps_common.settings import Env
 
 
@@ -22,6 +23,8 @@ class RelaySettings:
     # after a notification wakes an idle relay, how long it waits for more commits before it claims,
     # so that a steady trickle is published in batches (one transaction and one confirm wait each)
     linger_seconds: float = 0.1
+    # the events stream's shards by organization (``dps_common.messaging.shards``); the dispatcher's too
+    shards: int = 1
     # the relay's /healthz and /metrics; 0: not served (tests and make run start several relays on one host)
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
@@ -38,6 +41,7 @@ class RelaySettings:
             batch_size=env.int("RELAY_BATCH_SIZE", 100, minimum=1, maximum=10_000),
             poll_interval_seconds=env.float("RELAY_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
             linger_seconds=env.float("RELAY_LINGER_SECONDS", 0.1, minimum=0, maximum=1),
+            shards=env.int("EVENTS_SHARDS", 1, minimum=1, maximum=MAX_SHARDS),
             metrics_port=env.int("RELAY_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("RELAY_METRICS_HOST", cls.metrics_host),
         )

@@ -25,7 +25,7 @@ from dps_common.process_server import serve_health_and_metrics
 from dps_common.settings import SettingsError
 
 from dps_webhooks import SERVICE, metrics
-from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.consumer import EventConsumer, shard_consumers
 from dps_webhooks.delivery.retention import run_retention
 from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.settings import Settings
@@ -69,14 +69,15 @@ def run_worker(settings: Settings, *, consume: bool = True) -> None:
         run_retention(tx, settings.retention_days, settings.retention_interval_seconds, worker.stopping)
 
     helpers = [_thread("webhook-retention", retention, worker, failed)]
-    if consume:
-        consumer = EventConsumer(settings, tx, hand_over=worker)
+    if consume:  # one consumer per shard of the events stream (one without shards)
+        for index, consumer in enumerate(shard_consumers(settings, tx, hand_over=worker)):
 
-        def consume_events() -> None:
-            with logs.kind("event-consumer"):  # its lines apart from the deliveries'
-                consumer.run(worker.stopping)
+            def consume_events(consumer: EventConsumer = consumer) -> None:
+                with logs.kind("event-consumer"):  # its lines apart from the deliveries'
+                    consumer.run(worker.stopping)
 
-        helpers.append(_thread("webhook-consumer", consume_events, worker, failed))
+            name = "webhook-consumer" if settings.events_shards <= 1 else f"webhook-consumer-{index}"
+            helpers.append(_thread(name, consume_events, worker, failed))
     metrics.ATTEMPTS_IN_FLIGHT.set_function(lambda: worker.in_flight)  # read at each scrape, never written
     for helper in helpers:
         helper.start()

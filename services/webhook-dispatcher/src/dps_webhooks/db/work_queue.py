@@ -48,6 +48,7 @@ class Claimed:
     secret_sealed: bytes
     body: str
     token: UUID
+    request_id: str | None = None  # the event's: the request that caused it, for the attempt's log lines
 
 
 def first_claim(token: UUID, lease_seconds: float) -> dict[str, Any]:
@@ -91,6 +92,7 @@ _CLAIM = (
         Endpoint.url,
         Endpoint.secret_sealed,
         Event.body,
+        Event.request_id,  # the events row is joined for its body already: no extra cost
     )
 )
 
@@ -101,10 +103,12 @@ def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claime
     parameters = {"limit": limit, "lease": timedelta(seconds=lease_seconds), "token": token}
     rows = session.connection().execute(_CLAIM, parameters).all()
     claimed = []
-    for delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body in rows:
+    for delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, request_id in rows:
         # A due delivery's event has its body: an oversized one is stored final, never due.
         assert body is not None
-        claimed.append(Claimed(delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, token))
+        claimed.append(
+            Claimed(delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, token, request_id)
+        )
     return claimed
 
 

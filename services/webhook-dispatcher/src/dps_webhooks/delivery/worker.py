@@ -12,6 +12,10 @@ stores new deliveries already claimed for it (``take_on``) and hands them over (
 cost no claim statement and wake nobody. It may take on up to four rounds of its threads (the rest
 wait in the pool's queue, briefly for receivers that answer at once), fewer when the lease is short;
 beyond that, deliveries are stored due and any worker claims them.
+
+Every line about a delivery's attempt (``delivery attempted``, ``delivery attempt failed``, ``lease
+lost``, ...) carries ``requestId``, the request that caused its event (``webhook_events.request_id``,
+read by the claim's join or handed over with the delivery), when there was one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 
+from dps_common import request_id
 from dps_common.db import Transactions
 from dps_common.process_server import Heartbeat
 
@@ -244,7 +249,12 @@ class DeliveryWorker:
         return claimed
 
     def _deliver(self, claimed: Claimed) -> None:
-        """On an attempt thread: the attempt and its outcome, handed to the loop to record."""
+        """On an attempt thread: the attempt and its outcome, handed to the loop to record. The
+        event's request id is bound meanwhile: every line the attempt writes carries it."""
+        with request_id.bound(claimed.request_id):
+            self._deliver_bound(claimed)
+
+    def _deliver_bound(self, claimed: Claimed) -> None:
         finished = None
         self._slots.start(1)
         try:
@@ -332,9 +342,14 @@ def _origin(url: str) -> str:
 
 
 def _ids(claimed: Claimed) -> dict[str, object]:
-    return {
+    """The delivery's identifiers, and the request that caused its event (``requestId``): the loop
+    writes the lines of many deliveries, so each line names its own rather than a bound one."""
+    ids: dict[str, object] = {
         "deliveryId": str(claimed.delivery_id),
         "eventId": str(claimed.event_id),
         "endpointId": str(claimed.endpoint_id),
         "attempt": claimed.attempt,
     }
+    if claimed.request_id is not None:
+        ids["requestId"] = claimed.request_id
+    return ids

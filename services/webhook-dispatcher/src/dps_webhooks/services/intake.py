@@ -146,7 +146,18 @@ def accept_events(
         (event, endpoint), row = pairs[i], rows[i]
         row.update(claim)
         claimed.append(
-            Claimed(row["id"], endpoint.id, event.id, 1, False, endpoint.url, endpoint.secret_sealed, event.body, token)
+            Claimed(
+                row["id"],
+                endpoint.id,
+                event.id,
+                1,
+                False,
+                endpoint.url,
+                endpoint.secret_sealed,
+                event.body,
+                token,
+                request_id=event.request_id,
+            )
         )
     if rows:
         session.connection().execute(_INSERT_DELIVERIES, as_arrays(rows, _DELIVERY_COLUMNS))

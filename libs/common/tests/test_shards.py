@@ -113,3 +113,22 @@ def test_the_shards_are_a_setting() -> None:
     required = {"DATABASE_URL": "postgresql://u@h/db"}
     assert RelaySettings.from_env(required).shards == 1
     assert RelaySettings.from_env({**required, "EVENTS_SHARDS": "8"}).shards == 8
+
+
+def test_the_filesystem_transport_of_make_run_routes_shards_too(tmp_path) -> None:
+    url = f"filesystem://{tmp_path}"
+    queue = Queue("fs-shard-1", exchange=events_exchange(EXCHANGE), routing_key=shard_binding(1), durable=True)
+    with connect(url) as connection:
+        queue(connection.default_channel).declare()
+    publisher = EventPublisher(url, EXCHANGE)
+    try:
+        to_shard = [OutgoingEvent(str(uuid4()), "quote.updated", json.dumps({"n": n}), None, f"quote.updated.shard-{n}")
+                    for n in (1, 0)]
+        published = publisher.publish_batch(to_shard)
+    finally:
+        publisher.close()
+    assert published.confirmed == [to_shard[0].id]  # shard 0 has no queue here: not routed, not confirmed
+    assert published.failure is not None
+    with connect(url) as connection:
+        message = queue(connection.default_channel).get(no_ack=True)
+    assert message is not None and json.loads(message.body) == {"n": 1}

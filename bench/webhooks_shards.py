@@ -67,6 +67,12 @@ EventConsumer(settings, Transactions.for_engine(engine), shard=shard if shards >
 """ % (EXCHANGE, QUEUE)
 
 
+def _code_tree() -> Path:
+    import dps_common
+
+    return Path(dps_common.__file__).resolve().parents[4]
+
+
 def settings_for(url: str, amqp_url: str, shards: int) -> Settings:
     return Settings(database_url=url, cursor_secret=b"x" * 32, secret_key=bytes(32), api_url="https://127.0.0.1:9",
                     internal_api_token="t" * 32, amqp_url=amqp_url, events_exchange=EXCHANGE, events_queue=QUEUE,
@@ -181,7 +187,7 @@ def main() -> int:
     lines = [
         f"# Consumer side by shards, {datetime.now().astimezone().isoformat(timespec='seconds')}", "",
         f"- command: {' '.join(['.venv/bin/python', 'bench/webhooks_shards.py', *sys.argv[1:]])}",
-        f"- code: {git_revision(Path(__file__).parent)}",
+        f"- code: {git_revision(_code_tree())} (the tree the services were imported from: {_code_tree()})",
         f"- {args.events:,} events of {args.organizations:,} organizations queued first, one held delivery each; "
         "one consumer process per shard", f"- load average (1 min) before / after: {load_before} / {load_average()}", "",
         "| shards = consumers | events/s | × 1 shard | CPU µs/event: consumers | PostgreSQL | RabbitMQ |",

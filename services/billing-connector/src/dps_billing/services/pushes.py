@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from dps_common import request_id
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.contracts.quotes import QuoteSnapshot, QuoteStatus
@@ -86,6 +87,7 @@ class PushService:
             push = BillingPush(
                 id=new_id(), organization_id=organization_id, quote_id=quote_id, requested_by=principal.user_id,
                 status="queued", snapshot=snapshot.to_json(), warnings=[], created_at=now, updated_at=now,
+                request_id=request_id.current(),  # the worker binds it while it runs the push
             )
             try:
                 with session.begin_nested():

@@ -38,6 +38,7 @@ class ClaimedPush:
     planned_at: datetime
     claims: int
     token: UUID
+    request_id: str | None = None  # of the request that queued the push: bound while it runs
 
 
 _CLAIM = (
@@ -65,7 +66,7 @@ _CLAIM = (
         planned_at=func.coalesce(P.planned_at, func.now()),
         updated_at=func.now(),
     )
-    .returning(P.id, P.organization_id, P.quote_id, P.snapshot, P.planned_at, P.claims)
+    .returning(P.id, P.organization_id, P.quote_id, P.snapshot, P.planned_at, P.claims, P.request_id)
 )
 
 
@@ -75,7 +76,9 @@ def claim_pushes(session: Session, limit: int, lease_seconds: float) -> list[Cla
         _CLAIM, {"limit": limit, "lease": timedelta(seconds=lease_seconds), "token": token}
     ).all()
     return [
-        ClaimedPush(row.id, row.organization_id, row.quote_id, row.snapshot, row.planned_at, row.claims, token)
+        ClaimedPush(
+            row.id, row.organization_id, row.quote_id, row.snapshot, row.planned_at, row.claims, token, row.request_id
+        )
         for row in rows
     ]
 

@@ -17,6 +17,7 @@ store its id. The failure of the earliest line is raised (as one call at a time 
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -146,7 +147,8 @@ def create_lines(lines: Sequence[PlannedLine], pacer: Pacer,
             raise
 
     with ThreadPoolExecutor(LINES_IN_FLIGHT, thread_name_prefix="billing-line") as pool:
-        futures = [pool.submit(one, position, line) for position, line in enumerate(lines)]
+        # each line in a copy of the caller's context: the push's bound request id goes with it
+        futures = [pool.submit(contextvars.copy_context().run, one, position, line) for position, line in enumerate(lines)]
     failures = [error for error in (f.exception() for f in futures) if error is not None]
     first = next((e for e in failures if not isinstance(e, Aborted)), failures[0] if failures else None)
     if first is not None:

@@ -19,6 +19,7 @@ import logging
 import signal
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 
 from dps_common.db import Transactions, make_engine
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
@@ -30,7 +31,7 @@ from dps_billing.platform.client import new_http_client
 from dps_billing.services.access import AccessTokens
 from dps_billing.settings import Settings
 from dps_billing.tokens import TokenSealer
-from dps_billing.worker.claims import claim_pushes
+from dps_billing.worker.claims import ClaimedPush, claim_pushes
 from dps_billing.worker.pacer import PostgresPacer
 from dps_billing.worker.runner import PushRunner
 
@@ -69,11 +70,11 @@ class PushWorker:
                 except Exception:  # the database is away for a moment: try again at the next poll
                     log.exception("push claim failed")
             for push in claimed:
-                log.info("push claimed", extra={"pushId": str(push.push_id), "claims": push.claims})
+                log.info("push claimed", extra=_ids(push) | {"claims": push.claims})
                 future = self._pool.submit(self._runner.run, push)
                 with self._lock:
                     self._running.add(future)
-                future.add_done_callback(self._done)
+                future.add_done_callback(partial(self._done, push=push))
             if claimed and len(claimed) == free:
                 continue  # more may be waiting: claim again once threads free up
             self._wake.wait(self.settings.push_poll_interval_seconds)
@@ -81,13 +82,22 @@ class PushWorker:
         self._pool.shutdown(wait=True)
         listener.join()
 
-    def _done(self, future: Future[None]) -> None:
+    def _done(self, future: Future[None], *, push: ClaimedPush) -> None:
         with self._lock:
             self._running.discard(future)
         error = future.exception()
         if error is not None:
-            log.error("push run crashed", exc_info=error)
+            log.error("push run crashed", exc_info=error, extra=_ids(push))
         self._wake.set()
+
+
+def _ids(push: ClaimedPush) -> dict[str, object]:
+    """The push, and the request that queued it: the loop's lines are about many pushes, so each names
+    its own (the runner binds it for the lines written while the push runs)."""
+    ids: dict[str, object] = {"pushId": str(push.push_id)}
+    if push.request_id is not None:
+        ids["requestId"] = push.request_id
+    return ids
 
 
 def build_worker(settings: Settings) -> PushWorker:

@@ -13,10 +13,15 @@ returned.
 - A 401 refreshes the token once and repeats the call. Transient failures are retried by the client;
   when its budget runs out the push is queued again for later (up to ``MAX_CLAIMS`` claims). Any
   other refusal ends the push ``failed`` with the platform's message and ``param``.
+
+The id of the request that queued the push (``billing_pushes.request_id``) is bound while it runs, on
+its lease renewer and its line threads too: every line about the push carries it as ``requestId``, and
+the ``billing.*`` event it ends with keeps it in the outbox (published as ``X-Request-Id``).
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable
@@ -27,6 +32,7 @@ from uuid import UUID
 
 import stripe
 
+from dps_common import request_id
 from dps_common.contracts.quotes import QuoteSnapshot, SnapshotError
 from dps_common.db import Transactions
 from dps_common.errors import Conflict
@@ -90,10 +96,14 @@ class PushRunner:
         self._now = now
 
     def run(self, push: ClaimedPush) -> None:
+        with request_id.bound(push.request_id):
+            self._run_bound(push)
+
+    def _run_bound(self, push: ClaimedPush) -> None:
         lease = _Lease(push, threading.Event())
         stop_renewing = threading.Event()
-        renewer = threading.Thread(target=self._renew, args=(lease, stop_renewing), daemon=True,
-                                   name=f"lease-{push.push_id}")
+        renewer = threading.Thread(target=contextvars.copy_context().run, args=(self._renew, lease, stop_renewing),
+                                   daemon=True, name=f"lease-{push.push_id}")
         renewer.start()
         try:
             self._run(lease)

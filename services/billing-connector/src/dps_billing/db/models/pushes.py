@@ -64,6 +64,9 @@ class BillingPush(Base):
     created_at: Mapped[datetime] = defaults_to_now()
     updated_at: Mapped[datetime] = defaults_to_now()
     finished_at: Mapped[datetime | None] = timestamp()
+    # the X-Request-Id of the request that queued the push: bound while a worker runs it (its log
+    # lines, and the outbox rows of the billing.* events it records)
+    request_id: Mapped[str | None] = mapped_column(String(128))
 
 
 class PushObject(Base):

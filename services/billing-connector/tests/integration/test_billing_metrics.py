@@ -1,0 +1,73 @@
+"""The connector's scrape-time metrics on its app's ``/metrics`` (``dps_billing.app``), from a known
+state of the module's own database: ``dps_billing_pushes_queued``/``_running`` count the pushes waiting
+and held, and ``dps_outbox_oldest_unpublished_age_seconds{service="billing-connector"}`` is the age of
+the oldest event the relay has not published (no relay runs here)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from uuid import uuid4
+
+import falcon.testing
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from dps_common.db import Transactions
+from dps_common.outbox.table import OUTBOX
+
+from dps_billing.app import create_app
+from dps_billing.settings import Settings
+from dps_billing.worker.claims import claim_pushes
+
+from billing_helpers import connect, line, quote
+from push_helpers import request_push
+
+LAG = "dps_outbox_oldest_unpublished_age_seconds"
+
+
+def scrape(settings: Settings, tx: Transactions) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The app's ``/metrics``, as ``{(name, labels): value}``. The app is made here, so its collectors
+    read the module's committed data (each app registers its own for the process)."""
+    resp = falcon.testing.TestClient(create_app(settings, tx=tx)).simulate_get("/metrics")
+    assert resp.status_code == 200, resp.text
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(resp.text)
+        for sample in family.samples
+    }
+
+
+@pytest.fixture
+def org(served, fake_api, stand_in):
+    org = fake_api.organization()
+    connect(served, org.admin.key, stand_in.install())
+    return org
+
+
+def test_queued_and_running_pushes_are_counted(served, fake_api, org, settings, committed_tx: Transactions) -> None:
+    before = scrape(settings, committed_tx)
+    assert (before[("dps_billing_pushes_queued", ())], before[("dps_billing_pushes_running", ())]) == (0, 0)
+    snapshot = quote(org.id, org.user.user_id, [line()])
+    fake_api.put_quote(snapshot)
+    request_push(served, org.admin.key, snapshot)  # no worker runs in this module: it stays queued
+    queued = scrape(settings, committed_tx)
+    assert (queued[("dps_billing_pushes_queued", ())], queued[("dps_billing_pushes_running", ())]) == (1, 0)
+    with committed_tx() as session:  # a worker's claim (and no worker to finish it)
+        assert len(claim_pushes(session, 5, 600)) == 1
+    running = scrape(settings, committed_tx)
+    assert (running[("dps_billing_pushes_queued", ())], running[("dps_billing_pushes_running", ())]) == (0, 1)
+
+
+def test_the_outbox_lag_is_the_age_of_the_oldest_unpublished_event(settings, committed_tx: Transactions) -> None:
+    with committed_tx() as session:
+        session.execute(OUTBOX.update().where(OUTBOX.c.published_at.is_(None)).values(published_at=datetime.now(UTC)))
+    assert scrape(settings, committed_tx)[(LAG, (("service", "billing-connector"),))] == 0
+    with committed_tx() as session:
+        session.execute(
+            OUTBOX.insert().values(
+                id=uuid4(), organization_id=uuid4(), event_type="billing.quote_pushed",
+                occurred_at=datetime.now(UTC) - timedelta(seconds=600), envelope={},
+            )
+        )
+    lag = scrape(settings, committed_tx)[(LAG, (("service", "billing-connector"),))]
+    assert 600 <= lag < 3600

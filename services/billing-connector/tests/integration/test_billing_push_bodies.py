@@ -138,9 +138,11 @@ def test_every_billing_frequency_with_a_one_time_fee_beside_it(worker, served, f
                      start=date.today() - timedelta(days=3))
     push = run(served, fake_api, org, snapshot)
     assert push["status"] == "succeeded", push
-    prices = [p.form for p in sent(stand_in, push["id"], "/v1/prices")]
-    assert prices[0]["recurring"] == {"interval": interval, "interval_count": count}
-    assert "recurring" not in prices[1] and prices[1]["unit_amount"] == "150000"
+    # the two lines' calls run side by side: their prices are told apart by amount, not by order
+    prices = {p.form["unit_amount"]: p.form for p in sent(stand_in, push["id"], "/v1/prices")}
+    assert set(prices) == {"30000", "150000"}
+    assert prices["30000"]["recurring"] == {"interval": interval, "interval_count": count}
+    assert "recurring" not in prices["150000"]
     quote_form = sent(stand_in, push["id"], "/v1/quotes")[0].form
     assert quote_form["metadata"]["service_billing_frequency"] == frequency.value
     assert quote_form["metadata"]["service_billing_period_months"] == months

@@ -110,7 +110,7 @@ def test_an_entry_expires_a_ttl_after_its_load_began():
 def test_the_authenticator_checks_the_secret_with_the_stored_keyed_hash_and_the_expiry():
     """Its precomputed HMAC is the stored hash's (``hash_secret``): the right secret passes, a secret
     one character off, another pepper's hash and an expired credential do not, cached or fresh."""
-    from datetime import UTC, datetime, timedelta
+    from datetime import UTC, datetime
     from uuid import uuid4
 
     from dps_common.auth.authenticator import Authenticator

@@ -14,6 +14,8 @@ none. No dependency on falcon: processes that serve no HTTP use it too.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +24,31 @@ from contextvars import ContextVar, Token
 HEADER = "X-Request-Id"
 _VALID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _CURRENT: ContextVar[str | None] = ContextVar("dps_request_id", default=None)
+
+
+class _Ids:
+    """New ids: 32 hex digits, a random half drawn once per process (again in a forked child) and a
+    counter. An id only has to be unique, not unguessable, and a random draw per request is a system
+    call (getrandom) on the path of every request."""
+
+    def __init__(self) -> None:
+        self.reset()
+        os.register_at_fork(after_in_child=self.reset)
+
+    def reset(self) -> None:
+        self._prefix = os.urandom(8).hex()
+        self._counter = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self._prefix}{next(self._counter):016x}"
+
+
+_IDS = _Ids()
+
+
+def new() -> str:
+    """A new request id (for a request that came without a well-formed one)."""
+    return _IDS.next()
 
 
 def valid(value: str | None) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 
 import falcon
@@ -38,7 +37,7 @@ class RequestContext:
         req.context.started = time.perf_counter()
         IN_FLIGHT.inc()
         given = req.get_header(REQUEST_ID_HEADER)
-        req.context.request_id = given if request_id.valid(given) else secrets.token_hex(16)
+        req.context.request_id = given if request_id.valid(given) else request_id.new()
         request_id.bind(req.context.request_id)
         resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
         length = req.content_length

@@ -4,20 +4,23 @@ the billing connector reads it, behind the service token."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
 from decimal import Decimal
+from pathlib import Path
 
 import falcon.testing
 import pytest
 
-from dps_common.contracts.quotes import BillingFrequency, PriceFrequency, PriceModel, QuoteSnapshot, QuoteStatus
-
 from dps_api.app import create_app
+from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 from quote_helpers import API, QUOTES, create_quote, product, quote_body
 
 TOKEN = "snapshot-token-0123456789abcdef0123456789abcdef"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
+# the api writes it, the billing connector reads it (services/api/tests/unit/test_quote_snapshot_contract.py)
+CONTRACT_EXAMPLE = Path(__file__).resolve().parents[4] / "tests" / "contract" / "fixtures" / "quote_snapshot.json"
 
 
 def url(organization_id, quote_id) -> str:
@@ -98,16 +101,20 @@ def test_a_quarterly_quote_with_a_monthly_product_and_a_one_time_fee(client, org
 
 
 def test_the_body_is_the_contract(client, org, quarterly):
+    """The served body has the shape of the committed example the billing connector's tests read."""
     body = snapshot(client, org, quarterly)
-    parsed = QuoteSnapshot.from_json(body)
-    assert parsed.to_json() == body
-    assert (parsed.status, parsed.billing_frequency, parsed.billing_period_months) == (
-        QuoteStatus.DRAFT, BillingFrequency.QUARTERLY, 3
+    example = json.loads(CONTRACT_EXAMPLE.read_text())
+    assert set(body) == set(example) and set(body["totals"]) == set(example["totals"])
+    assert all(set(line) == set(example["lines"][0]) for line in body["lines"])
+    assert (body["status"], body["billingFrequency"]) == (QuoteStatus.DRAFT.value, BillingFrequency.QUARTERLY.value)
+    first = body["lines"][0]
+    assert (first["priceModel"], first["priceFrequency"]) == (PriceModel.PER_UNIT.value, PriceFrequency.MONTHLY.value)
+    # amounts add up to the totals, per billing period and once, as decimal strings
+    totals = body["totals"]
+    assert sum(Decimal(line["amount"]) for line in body["lines"] if line["recurring"]) == Decimal(
+        totals["recurringPerBillingPeriod"]
     )
-    assert (parsed.lines[0].price_model, parsed.lines[0].price_frequency) == (PriceModel.PER_UNIT, PriceFrequency.MONTHLY)
-    # amounts add up to the totals, per billing period and once
-    assert sum(line.amount for line in parsed.lines if line.recurring) == parsed.recurring_per_billing_period
-    assert sum(line.amount for line in parsed.lines if not line.recurring) == parsed.one_time
+    assert sum(Decimal(line["amount"]) for line in body["lines"] if not line["recurring"]) == Decimal(totals["oneTime"])
 
 
 def test_annual_products_on_a_monthly_quote(client, org):

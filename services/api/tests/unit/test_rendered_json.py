@@ -14,7 +14,6 @@ from pydantic import BaseModel, ValidationError
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
-from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.json import dumps, loads
 
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
@@ -22,7 +21,7 @@ from dps_api.domain.approval_rules import Condition, ConditionType
 from dps_api.domain.catalog_views import JsonText, PricebookView, ProductView
 from dps_api.domain.key_access import ApiKeyView, IssuedApiKey, PersonView
 from dps_api.domain.opportunity_views import DealGroupView, OpportunityView
-from dps_api.domain.vocabulary import OpportunityStage
+from dps_api.domain.vocabulary import OpportunityStage, PriceFrequency, PriceModel
 from dps_api.schemas.api_keys import (
     ApiKey,
     ApiKeyWithSecret,

@@ -12,10 +12,9 @@ from decimal import Decimal
 from typing import NamedTuple
 from uuid import UUID
 
-from dps_common.contracts.quotes import QuoteSnapshot, QuoteSnapshotLine
-
 from dps_api.domain.money import format_price, round_money
 from dps_api.domain.pricing import QuoteTotals, billing_period_unit_price, is_one_time
+from dps_api.domain.quote_snapshot import QuoteSnapshot, QuoteSnapshotLine
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 

@@ -1,21 +1,14 @@
 """The vocabulary of the api's domain: one enum per concept.
 
-The quote enums live in ``dps_common.contracts.quotes`` because the billing connector reads quotes through
-the snapshot, whose types are exactly these; the api's CHECK constraints, schemas and services all
-take them from here.
+The api owns these: its CHECK constraints, schemas and services all take them from here. The quote
+snapshot it serves to the billing connector carries their values on the wire; the connector reads them
+with its own types (``dps_billing.domain.quote_snapshot``), so a value added here ships with the api
+alone (the contract test in ``tests/contract/fixtures`` keeps the two in step).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-
-from dps_common.contracts.quotes import (
-    PERIOD_MONTHS,
-    BillingFrequency,
-    PriceFrequency,
-    PriceModel,
-    QuoteStatus,
-)
 
 __all__ = [
     "PERIOD_MONTHS",
@@ -26,6 +19,49 @@ __all__ = [
     "PriceModel",
     "QuoteStatus",
 ]
+
+
+class QuoteStatus(StrEnum):
+    DRAFT = "DRAFT"
+    PENDING_APPROVAL = "PENDING_APPROVAL"
+    APPROVED = "APPROVED"
+    REJECTED = "REJECTED"
+
+
+class PriceModel(StrEnum):
+    FLAT = "FLAT"
+    PER_UNIT = "PER_UNIT"
+    TIERED = "TIERED"
+    RAMPED = "RAMPED"
+    HOURLY = "HOURLY"
+    ONE_TIME_FEE = "ONE_TIME_FEE"
+
+
+class PriceFrequency(StrEnum):
+    """How often a product's list price is charged."""
+
+    MONTHLY = "MONTHLY"
+    QUARTERLY = "QUARTERLY"
+    SEMI_ANNUAL = "SEMI_ANNUAL"
+    ANNUAL = "ANNUAL"
+    ONE_TIME = "ONE_TIME"
+
+
+class BillingFrequency(StrEnum):
+    """How often a quote bills its recurring lines."""
+
+    MONTHLY = "MONTHLY"
+    QUARTERLY = "QUARTERLY"
+    SEMI_ANNUAL = "SEMI_ANNUAL"
+    ANNUAL = "ANNUAL"
+
+
+PERIOD_MONTHS: dict[str, int] = {
+    BillingFrequency.MONTHLY: 1,
+    BillingFrequency.QUARTERLY: 3,
+    BillingFrequency.SEMI_ANNUAL: 6,
+    BillingFrequency.ANNUAL: 12,
+}
 
 
 class PriceBasis(StrEnum):

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Literal, NotRequired, TypedDict
 
 from dps_common.auth.scopes import Role
-from dps_common.contracts.quotes import BillingFrequency, PriceFrequency, PriceModel
 
 from dps_api.domain.approval_rules import ConditionType
-from dps_api.domain.vocabulary import OpportunityStage
+from dps_api.domain.vocabulary import BillingFrequency, OpportunityStage, PriceFrequency, PriceModel
 
 
 class Tier(TypedDict):

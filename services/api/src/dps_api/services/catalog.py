@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
-from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.db import Transactions
 from dps_common.errors import (
     Conflict,
@@ -37,6 +36,7 @@ from dps_common.paging import PageRequest
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.domain.catalog_views import JsonText, ProductView
 from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.vocabulary import PriceFrequency, PriceModel
 from dps_api.schemas.catalog import render_product
 from dps_api.services.outbox import record_event
 

@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
-from dps_common.contracts.quotes import PriceFrequency, PriceModel
 from dps_common.errors import Conflict, Forbidden, ValidationFailed, not_found
 
 from dps_api.db.models.catalog import (
@@ -29,6 +28,7 @@ from dps_api.db.models.catalog import (
     Product,
     ProductVersion,
 )
+from dps_api.domain.vocabulary import PriceFrequency, PriceModel
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from dps_common.contracts.quotes import PriceFrequency, PriceModel
-
 from dps_api.db.base import Base, uuid_pk
+from dps_api.domain.vocabulary import PriceFrequency, PriceModel
 
 
 def one_of(column: str, values: Iterable[StrEnum]) -> str:

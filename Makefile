@@ -2,10 +2,18 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# libs/common[testing] brings pytest, pytest-xdist, ruff, mypy and the type stubs.
-PACKAGES := -e libs/common[testing] -e services/api -e services/webhook-dispatcher -e services/billing-connector \
-	-e services/console[testing] -e tests/stand-ins/billing-platform -e tools/dev-run
-STAMP := $(VENV)/.installed
+# Two installs, each with its stamp. `make run` installs what the running system needs: the four
+# services, libs/common, the dev runner (Caddy, the embedded PostgreSQL, the mailbox) and the billing
+# stand-in it starts (RUNTIME_PACKAGES). `make test` and the lint, typecheck, contract, deploy and bench
+# targets add the test toolchain on top (TEST_EXTRAS: libs/common[testing] brings pytest, pytest-xdist,
+# ruff, mypy and the stubs, schemathesis, playwright, compose, ...; services/console[testing] aiosmtpd
+# and axe-core). tools/dev-run/tests/test_runtime_packages.py holds the runtime set free of test tools.
+RUNTIME_PACKAGES := -e libs/common -e services/api -e services/webhook-dispatcher -e services/billing-connector \
+	-e services/console -e tests/stand-ins/billing-platform -e tools/dev-run
+TEST_EXTRAS := -e libs/common[testing] -e services/console[testing]
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt
 PYTEST := $(BIN)/python -m pytest
 # pytest-xdist workers for the parallel part of `make test` (auto: one per core).
 TEST_WORKERS ?= auto
@@ -14,16 +22,23 @@ MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_
 .PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
 .PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console bench-history
 
-$(STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
+$(RUN_STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml services/console/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
 		tools/dev-run/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt $(PACKAGES)
+	$(PIP_INSTALL) $(RUNTIME_PACKAGES)
+	touch $(RUN_STAMP)
+
+# the test toolchain, on top of the runtime install (redone whenever that one is)
+$(STAMP): $(RUN_STAMP)
+	$(PIP_INSTALL) $(TEST_EXTRAS)
 	touch $(STAMP)
 
+# everything: the runtime and the test toolchain
 install: $(STAMP)
 
-run: $(STAMP)
+# the runtime packages only (RUNTIME_PACKAGES)
+run: $(RUN_STAMP)
 	$(BIN)/dealpricing-dev
 
 # Lint, types, then the tests (README "Tests") on every core, one test module per worker at a time

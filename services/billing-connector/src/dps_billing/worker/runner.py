@@ -33,13 +33,13 @@ from uuid import UUID
 import stripe
 
 from dps_common import request_id
-from dps_common.contracts.quotes import QuoteSnapshot, SnapshotError
 from dps_common.db import Transactions
 from dps_common.errors import Conflict
 
 from dps_billing.db.models import PushObject
 from dps_billing.domain.mapping import plan_push
 from dps_billing.domain.plan import PlannedLine, PushPlan
+from dps_billing.domain.quote_snapshot import QuoteSnapshot, SnapshotError
 from dps_billing.platform.client import BillingClient, Created
 from dps_billing.platform.errors import PlatformError, PlatformUnauthorized, PlatformUnavailable
 from dps_billing.platform.pacing import Pacer

@@ -24,9 +24,8 @@ from pathlib import Path
 from billing_report import Target, machine, render, show, write
 from billing_stack import Stack, build
 
-from dps_common.contracts.quotes import QuoteSnapshot
-
 from dps_billing.domain.limits import MAX_LINE_ITEMS
+from dps_billing.domain.quote_snapshot import QuoteSnapshot
 
 KINDS = {"/v1/products": "products", "/v1/prices": "prices", "/v1/quotes": "quotes", "/v1/oauth/token": "token"}
 

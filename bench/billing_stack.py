@@ -23,10 +23,10 @@ from pathlib import Path
 
 import requests
 
-from dps_common.contracts.quotes import QuoteSnapshot
 from dps_common.crypto import new_key
 
 from dps_billing.db.migrate import upgrade
+from dps_billing.domain.quote_snapshot import QuoteSnapshot
 from dps_billing_stand_in import BillingStandIn
 
 REPO = Path(__file__).resolve().parent.parent

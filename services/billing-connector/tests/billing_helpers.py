@@ -18,7 +18,9 @@ import requests
 import stripe
 from sqlalchemy import text
 
-from dps_common.contracts.quotes import (
+from dps_common.testing.events import assert_documented_event
+
+from dps_billing.domain.quote_snapshot import (
     BillingFrequency,
     PriceFrequency,
     PriceModel,
@@ -26,8 +28,6 @@ from dps_common.contracts.quotes import (
     QuoteSnapshotLine,
     QuoteStatus,
 )
-from dps_common.testing.events import assert_documented_event
-
 from dps_billing.schemas.events import EVENTS
 
 CONSOLE_URL = "https://console.example/console"  # the connector's CONSOLE_URL in these tests

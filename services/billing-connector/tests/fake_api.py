@@ -19,7 +19,8 @@ from dps_common.auth.introspection import principal_to_json
 from dps_common.auth.keys import format_key, generate_key_id, generate_secret
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
-from dps_common.contracts.quotes import QuoteSnapshot
+
+from dps_billing.domain.quote_snapshot import QuoteSnapshot
 
 
 class _Quiet(WSGIRequestHandler):

@@ -15,8 +15,7 @@ from typing import Any
 
 import requests
 
-from dps_common.contracts.quotes import QuoteSnapshot
-
+from dps_billing.domain.quote_snapshot import QuoteSnapshot
 from dps_billing.settings import Settings
 from dps_billing.worker.loop import build_worker
 

@@ -10,8 +10,9 @@ from uuid import UUID
 import requests
 
 from dps_common import request_id
-from dps_common.contracts.quotes import QuoteSnapshot, SnapshotError
 from dps_common.errors import ServiceUnavailable, UpstreamFailed, not_found
+
+from dps_billing.domain.quote_snapshot import QuoteSnapshot, SnapshotError
 
 log = logging.getLogger("dps.billing.snapshots")
 QUOTE = "Pricing quote"

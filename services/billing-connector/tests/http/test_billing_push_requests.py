@@ -9,11 +9,11 @@ from uuid import uuid4
 import pytest
 from sqlalchemy import update
 
-from dps_common.contracts.quotes import QuoteStatus
 from dps_common.ids import new_id
 
 from dps_billing.app import utc_now
 from dps_billing.db.models import BillingConnection, BillingPush
+from dps_billing.domain.quote_snapshot import QuoteStatus
 
 from billing_helpers import line, quote
 

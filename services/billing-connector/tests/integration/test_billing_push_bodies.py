@@ -8,9 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from dps_common.contracts.quotes import BillingFrequency, PriceFrequency, PriceModel
-
 from dps_billing.domain.expiry import end_of_day
+from dps_billing.domain.quote_snapshot import BillingFrequency, PriceFrequency, PriceModel
 
 from billing_helpers import connect, line, outbox_events, quote
 from push_helpers import request_push, wait_for, worker_thread

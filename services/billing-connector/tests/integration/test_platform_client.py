@@ -13,7 +13,9 @@ from uuid import uuid4
 
 import pytest
 
-from dps_common.contracts.quotes import (
+from dps_billing.domain.mapping import plan_push
+from dps_billing.domain.plan import PriceParams, ProductParams, PushPlan
+from dps_billing.domain.quote_snapshot import (
     BillingFrequency,
     PriceFrequency,
     PriceModel,
@@ -21,9 +23,6 @@ from dps_common.contracts.quotes import (
     QuoteSnapshotLine,
     QuoteStatus,
 )
-
-from dps_billing.domain.mapping import plan_push
-from dps_billing.domain.plan import PriceParams, ProductParams, PushPlan
 from dps_billing.platform.client import BillingClient, Created, new_http_client
 from dps_billing.platform.errors import (
     InvalidGrant,

@@ -11,7 +11,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from dps_common.contracts.quotes import (
+from dps_billing.domain.quote_snapshot import (
     BillingFrequency,
     PriceFrequency,
     PriceModel,

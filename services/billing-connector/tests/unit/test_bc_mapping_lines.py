@@ -9,17 +9,16 @@ from decimal import Decimal
 
 import pytest
 
-from dps_common.contracts.quotes import (
+from dps_billing.domain.mapping import plan_push
+from dps_billing.domain.notices import NoticeCode
+from dps_billing.domain.plan import PriceParams, ProductParams, Recurring
+from dps_billing.domain.quote_snapshot import (
     BillingFrequency,
     PriceFrequency,
     PriceModel,
     QuoteSnapshot,
     QuoteSnapshotLine,
 )
-
-from dps_billing.domain.mapping import plan_push
-from dps_billing.domain.notices import NoticeCode
-from dps_billing.domain.plan import PriceParams, ProductParams, Recurring
 
 LineFactory = Callable[..., QuoteSnapshotLine]
 QuoteFactory = Callable[..., QuoteSnapshot]

@@ -8,11 +8,10 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from dps_common.contracts.quotes import PriceModel, QuoteSnapshot, QuoteSnapshotLine, QuoteStatus
-
 from dps_billing.domain import limits
 from dps_billing.domain.mapping import plan_push
 from dps_billing.domain.notices import NoticeCode
+from dps_billing.domain.quote_snapshot import PriceModel, QuoteSnapshot, QuoteSnapshotLine, QuoteStatus
 
 LineFactory = Callable[..., QuoteSnapshotLine]
 QuoteFactory = Callable[..., QuoteSnapshot]

@@ -2,7 +2,8 @@
 
 - One product and one price per supported line, in line position order. Supported: fixed and
   per-unit recurring prices, and one-time fixed fees (``ONE_TIME_FEE`` model or ``ONE_TIME`` price
-  frequency), sent without ``recurring``. Tiered, ramped and hourly lines are skipped with a warning.
+  frequency), sent without ``recurring``. Tiered, ramped and hourly lines, and lines of a price model
+  the connector does not know (``Unsupported``: one the api added since), are skipped with a warning.
 - The price's ``unit_amount`` is the line's negotiated price of one unit for one billing period of
   the quote (or once, for one-time fees), in the platform's minor units (``amounts``); recurring
   prices bill at the quote's billing frequency.
@@ -18,15 +19,6 @@ import re
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
-from dps_common.contracts.quotes import (
-    BillingFrequency,
-    PriceFrequency,
-    PriceModel,
-    QuoteSnapshot,
-    QuoteSnapshotLine,
-    QuoteStatus,
-)
-
 from dps_billing.domain import limits
 from dps_billing.domain.amounts import from_minor_units, to_minor_units
 from dps_billing.domain.expiry import effective_date, quote_expiry
@@ -39,6 +31,15 @@ from dps_billing.domain.plan import (
     QuoteLineItem,
     QuoteParams,
     Recurring,
+)
+from dps_billing.domain.quote_snapshot import (
+    BillingFrequency,
+    PriceFrequency,
+    PriceModel,
+    QuoteSnapshot,
+    QuoteSnapshotLine,
+    QuoteStatus,
+    Unsupported,
 )
 
 UNSUPPORTED_MODELS = frozenset({PriceModel.TIERED, PriceModel.RAMPED, PriceModel.HOURLY})
@@ -105,7 +106,7 @@ def is_one_time(line: QuoteSnapshotLine) -> bool:
 
 
 def _supported(line: QuoteSnapshotLine, notes: _Notes) -> bool:
-    if line.price_model in UNSUPPORTED_MODELS:
+    if isinstance(line.price_model, Unsupported) or line.price_model in UNSUPPORTED_MODELS:
         notes.warn(NoticeCode.LINE_SKIPPED,
                    f"line {line.position} ({product_name(line) or line.id}) is skipped: {line.price_model.value} "
                    "prices are not pushed to the billing platform", str(line.id))

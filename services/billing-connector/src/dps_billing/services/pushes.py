@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 from dps_common import request_id
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
-from dps_common.contracts.quotes import QuoteSnapshot, QuoteStatus
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.ids import new_id
@@ -33,6 +32,7 @@ from dps_common.wakeup import notify
 
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
+from dps_billing.domain.quote_snapshot import QuoteSnapshot, QuoteStatus
 from dps_billing.services.connection_records import broken_conflict, find_connection, not_connected_conflict
 from dps_billing.services.push_records import WHAT, objects_of, render_push, render_pushes
 from dps_billing.snapshots import SnapshotReader

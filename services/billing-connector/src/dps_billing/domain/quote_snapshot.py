@@ -1,9 +1,12 @@
-"""The pricing quote vocabulary, and the quote snapshot the api serves to the billing connector.
+"""The quote snapshot as the billing connector reads it from the api, in the connector's own types.
 
-The api owns quotes; these enums are its domain vocabulary (its CHECK constraints, schemas and
-services use them), published here because the connector reads quotes through the snapshot, whose
-types are exactly these. The snapshot travels as JSON (``to_json`` / ``from_json``): money as
-decimal strings, dates as ISO 8601.
+The api owns quotes and writes the snapshot (its JSON: money as decimal strings, dates as ISO 8601);
+this module is the connector's reader, and never imports the api. It is tolerant where the connector
+knows what to do with a value it does not know: a status, price model or price frequency the api added
+since is read as ``Unsupported`` (carrying the value sent), so such a quote is refused as not approved
+and such a line is skipped with a warning, as tiered lines are, instead of failing the read. A billing
+frequency it does not know is refused (``SnapshotError``): it sets every recurring price's interval.
+``to_json`` writes back what was read (the push keeps it and its worker reads it again).
 """
 
 from __future__ import annotations
@@ -33,8 +36,6 @@ class PriceModel(StrEnum):
 
 
 class PriceFrequency(StrEnum):
-    """How often a product's list price is charged."""
-
     MONTHLY = "MONTHLY"
     QUARTERLY = "QUARTERLY"
     SEMI_ANNUAL = "SEMI_ANNUAL"
@@ -43,15 +44,13 @@ class PriceFrequency(StrEnum):
 
 
 class BillingFrequency(StrEnum):
-    """How often a quote bills its recurring lines."""
-
     MONTHLY = "MONTHLY"
     QUARTERLY = "QUARTERLY"
     SEMI_ANNUAL = "SEMI_ANNUAL"
     ANNUAL = "ANNUAL"
 
 
-PERIOD_MONTHS: dict[str, int] = {
+PERIOD_MONTHS: dict[BillingFrequency, int] = {
     BillingFrequency.MONTHLY: 1,
     BillingFrequency.QUARTERLY: 3,
     BillingFrequency.SEMI_ANNUAL: 6,
@@ -59,8 +58,15 @@ PERIOD_MONTHS: dict[str, int] = {
 }
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """A value the api sent that this connector does not know (a status or price model added since)."""
+
+    value: str
+
+
 class SnapshotError(ValueError):
-    """A snapshot body that does not match this contract."""
+    """A snapshot body the connector cannot read."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +79,11 @@ class QuoteSnapshotLine:
     product_name: str
     product_short_name: str | None
     custom_name: str | None
-    price_model: PriceModel
-    price_frequency: PriceFrequency
+    price_model: PriceModel | Unsupported
+    price_frequency: PriceFrequency | Unsupported
     quantity: Decimal
     # the negotiated price of one unit for one billing period of the quote (recurring lines) or once
-    # (one-time lines), exact: net unit price x billing period months / price frequency months
+    # (one-time lines), as the api computed it
     unit_amount: Decimal
     recurring: bool
     amount: Decimal  # the line's amount per billing period (recurring) or once, at minor units
@@ -111,8 +117,8 @@ class QuoteSnapshotLine:
             product_name=_str(body, "productName"),
             product_short_name=_optional_str(body, "productShortName"),
             custom_name=_optional_str(body, "customName"),
-            price_model=_enum(PriceModel, body, "priceModel"),
-            price_frequency=_enum(PriceFrequency, body, "priceFrequency"),
+            price_model=_known(PriceModel, body, "priceModel"),
+            price_frequency=_known(PriceFrequency, body, "priceFrequency"),
             quantity=_decimal(body, "quantity"),
             unit_amount=_decimal(body, "unitAmount"),
             recurring=_bool(body, "recurring"),
@@ -125,17 +131,17 @@ class QuoteSnapshot:
     id: UUID
     organization_id: UUID
     name: str
-    status: QuoteStatus
+    status: QuoteStatus | Unsupported
     owner_user_id: UUID
     opportunity_id: UUID | None
     opportunity_crm_id: str | None
-    currency: str  # ISO 4217, upper case
+    currency: str  # ISO 4217
     billing_frequency: BillingFrequency
     subscription_term_months: int
     start_date: date | None
     end_date: date | None
     pricebook_id: UUID | None
-    pricebook_version: int | None  # with each line's product version: the pinned catalog version
+    pricebook_version: int | None
     recurring_per_billing_period: Decimal
     one_time: Decimal
     total_contract_value: Decimal
@@ -184,7 +190,7 @@ class QuoteSnapshot:
             id=_uuid(body, "id"),
             organization_id=_uuid(body, "organizationId"),
             name=_str(body, "name"),
-            status=_enum(QuoteStatus, body, "status"),
+            status=_known(QuoteStatus, body, "status"),
             owner_user_id=_uuid(body, "ownerUserId"),
             opportunity_id=None if opportunity_id is None else _uuid(body, "opportunityId"),
             opportunity_crm_id=_optional_str(body, "opportunityCrmId"),
@@ -267,3 +273,11 @@ def _enum(kind: type[_E], body: dict[str, Any], name: str) -> _E:
         return kind(_str(body, name))
     except ValueError:
         raise SnapshotError(f"{name}: one of {', '.join(member.value for member in kind)} is required") from None
+
+
+def _known(kind: type[_E], body: dict[str, Any], name: str) -> _E | Unsupported:
+    value = _str(body, name)
+    try:
+        return kind(value)
+    except ValueError:
+        return Unsupported(value)

@@ -13,17 +13,17 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import start_key_events
 from dps_common.clock import utc_now
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.http.app import Api
 from dps_common.idempotency import IdempotencyStore
 from dps_common.outbox.lag import outbox_lag
 from dps_common.paging import CursorCodec
 
 from dps_billing import SERVICE
+from dps_billing.composition import make_oauth, make_transactions
 from dps_billing.context import AppContext
 from dps_billing.metrics import pushes_backlog
 from dps_billing.openapi_doc import publish
-from dps_billing.platform.oauth import AppOAuth
 from dps_billing.routes import add_routes
 from dps_billing.schemas.events import EVENTS
 from dps_billing.services.ports import OAuthApp
@@ -33,17 +33,6 @@ from dps_billing.tokens import TokenSealer
 
 API_VERSION = "1.0.0"
 TITLE = "Deal Pricing Service API: billing"
-
-
-def make_transactions(settings: Settings, application_name: str) -> Transactions:
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
-    return Transactions.for_engine(engine)
-
-
-def make_oauth(settings: Settings) -> AppOAuth:
-    return AppOAuth(
-        api_url=settings.billing_api_url, secret_key=settings.billing_secret_key, client_id=settings.billing_client_id
-    )
 
 
 def make_snapshots(settings: Settings) -> SnapshotReader:

@@ -1,6 +1,6 @@
-"""The console's composition root: ``create_app(settings)`` wires the pages; nothing connects at
-import. Tests pass their own ``tx`` (and may pass a ``mailer`` or a clock); ``wsgi.create`` is the
-gunicorn entry point."""
+"""The console's composition root: ``create_app(settings)`` wires the pages on the context
+``composition.make_context`` builds; nothing connects at import. Tests pass their own ``tx`` (and may
+pass a ``mailer`` or a clock); ``wsgi.create`` is the gunicorn entry point."""
 
 from __future__ import annotations
 
@@ -14,51 +14,19 @@ from sqlalchemy import text
 
 from dps_common import runtime_metrics
 from dps_common.clock import utc_now
-from dps_common.crypto import SecretBox
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.http.app import ServiceApp
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.middleware import Observability, RequestContext
 
 from dps_console import SERVICE
-from dps_console.context import AppContext
-from dps_console.domain.keys import ConsoleKeys
+from dps_console.composition import make_context
 from dps_console.resources.web import ROOT, ConsoleMiddleware, Cookies, Renderer, install_error_pages
 from dps_console.routes import add_routes
-from dps_console.services.backends import Backends
-from dps_console.services.catalogue import EventCatalogue
-from dps_console.services.credentials import ConsoleCredentials
-from dps_console.services.mail import Mailer, SmtpMailer
-from dps_console.services.sessions import Sessions
-from dps_console.services.sign_in import EmailLinks, RateLimits
+from dps_console.services.mail import Mailer
 from dps_console.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
-
-
-def make_context(settings: Settings, *, tx: Transactions | None = None, mailer: Mailer | None = None,
-                 now: Callable[[], datetime] = utc_now) -> AppContext:
-    if tx is None:
-        engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-console")
-        tx = Transactions.for_engine(engine)
-    keys = ConsoleKeys.from_secret(settings.secret_key)
-    backends = Backends.from_urls(
-        settings.api_url, settings.api_internal_url, settings.webhooks_url, settings.billing_url,
-        verify=settings.api_ca_file or True, timeout=settings.service_timeout_seconds,
-    )
-    credentials = ConsoleCredentials(backends.internal, settings.console_api_token)
-    limits = RateLimits(settings.sign_in_per_email, settings.sign_in_per_client, settings.sign_in_window_seconds)
-    return AppContext(
-        settings=settings,
-        tx=tx,
-        keys=keys,
-        backends=backends,
-        sessions=Sessions(tx, SecretBox(keys.credentials), credentials, now),
-        email_links=EmailLinks(tx, credentials, mailer or SmtpMailer(settings.smtp_url, settings.mail_from),
-                               settings.public_url, limits, now),
-        catalogue=EventCatalogue(backends.webhooks),
-        now=now,
-    )
 
 
 def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Mailer | None = None,

@@ -16,7 +16,7 @@ from dps_common.migrations import upgrade_from_env
 from dps_common.settings import SettingsError
 
 from dps_console import SERVICE
-from dps_console.app import make_context
+from dps_console.composition import make_context
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.housekeeping import purge
 from dps_console.services.sign_in import normalize_email

@@ -1,25 +1,42 @@
-"""The console's layers: its domain imports no framework (no Falcon, SQLAlchemy, Jinja2, requests),
-its services no Falcon or Jinja2 (the pages are the resources' business)."""
+"""The console's layers and its process without HTTP, checked as every service's are
+(``dps_common.testing.layers``): its domain imports no framework (no Falcon, SQLAlchemy, Jinja2,
+requests), its use cases no Falcon or Jinja2 (the pages are the resources' business), and its
+command line (``dealpricing-console purge`` / ``sign-in-link``), put together as it does, loads
+neither."""
 
-from dps_common.testing.layers import PackageImports
+from __future__ import annotations
+
+from dps_common.crypto import new_key
+from dps_common.testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_console
 
-FRAMEWORKS = {"falcon", "sqlalchemy", "jinja2", "requests", "alembic", "psycopg"}
+ENV = {
+    "DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/dps_console_layers",
+    "API_URL": "http://127.0.0.1:9",
+    "API_INTERNAL_URL": "http://127.0.0.1:9",
+    "WEBHOOKS_URL": "http://127.0.0.1:9",
+    "BILLING_URL": "http://127.0.0.1:9",
+    "CONSOLE_API_TOKEN": "layers-console-token-0123456789abcdef",
+    "CONSOLE_PUBLIC_URL": "https://app.example/console",
+    "CONSOLE_SECRET_KEY": new_key(),
+    "SMTP_URL": "smtp://127.0.0.1:25",
+    "MAIL_FROM": "console@example.test",
+}
 
 
-def test_the_domain_imports_no_framework():
-    imports = PackageImports(dps_console)
-    domain = imports.modules_of("dps_console.domain")
-    assert domain
-    reached = set().union(*(imports.reached(m) for m in domain))
-    assert imports.outside(reached, "dps_console.domain") == set()
-    assert imports.frameworks_imported(reached, FRAMEWORKS) == set()
-
-
-def test_the_services_render_nothing_and_know_no_http_framework():
-    imports = PackageImports(dps_console)
-    services = imports.modules_of("dps_console.services")
-    reached = set().union(*(imports.reached(m) for m in services))
-    assert imports.frameworks_imported(reached, {"falcon", "jinja2"}) == set()
-    assert imports.outside(reached, "dps_console.services", "dps_console.domain", "dps_console.db") == set()
+class TestLayers(LayersSuite):
+    layers = ServiceLayers(
+        dps_console,
+        entry_points=("app", "wsgi", "routes", "context", "composition", "cli"),
+        processes=(
+            Process(
+                "command line",
+                "dps_console.cli",
+                "from dps_console.composition import make_context\n"
+                "from dps_console.settings import Settings\n"
+                "make_context(Settings.from_env())",
+                ENV,
+            ),
+        ),
+    )

@@ -1,21 +1,45 @@
-"""What a package's modules import, for the tests that hold each service's layers.
+"""One layers check for every service: what a package's modules may import, and which processes may
+load an HTTP framework.
 
-Two views. The source view (``PackageImports``): what each module imports anywhere in its text (an
-import inside a function or under ``TYPE_CHECKING`` counts: it names the module it depends on),
-followed through the package. The runtime view (``loaded_in_a_fresh_interpreter``): what importing
-a module pulls into a fresh interpreter, so that a framework arriving through another package is
-seen too and modules imported by other tests cannot hide anything.
+A service's package is cut into the same layers everywhere, named by its folders: ``domain`` (stands on
+nothing of the package and on no framework), ``settings`` (nothing of the package), ``db`` (the
+domain), ``schemas`` (the domain; no SQL), ``services``, the use cases (the layers below and the
+package's ``support`` modules; no HTTP framework), ``resources`` (HTTP; no SQL, no ``db`` module
+imported directly), and the ``entry_points`` each service names (composition roots, routes, the
+command line, worker loops). ``support`` are the modules a service names beside the layers (clients
+of other systems, the parts of a worker): like the use cases, they never reach an entry point or a
+resource and load no HTTP framework. Every module sits in exactly one layer.
+
+Two views are checked. The source view (``PackageImports``): what each module imports anywhere in
+its text (an import inside a function or under ``TYPE_CHECKING`` counts: it names the module it
+depends on), followed through the package. The runtime view: what importing a whole layer pulls into
+one fresh interpreter, so that a framework arriving through another package (``dps_common``, a third
+party) is seen too and modules imported by other tests cannot hide anything; and for each process
+without HTTP (a worker, a relay, a consumer, a command line), what importing its entry point and
+putting the process together (``Process.build``, without running it) loads, in a fresh interpreter
+of its own: never ``falcon``.
+
+A service's test module subclasses ``LayersSuite`` with its ``ServiceLayers``; the checks are the
+suite's, the same for all.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import subprocess
 import sys
-from collections.abc import Set
+from collections.abc import Mapping, Set
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
+from typing import Any, ClassVar
+
+SQL = frozenset({"sqlalchemy", "psycopg"})
+HTTP = frozenset({"falcon", "jinja2", "gunicorn"})
+FRAMEWORKS = SQL | HTTP | {"alembic", "pydantic", "kombu", "requests", "prometheus_client", "stripe"}
 
 
 class PackageImports:
@@ -107,7 +131,198 @@ def top_level(modules: Set[str]) -> set[str]:
     return {m.partition(".")[0] for m in modules}
 
 
-def loaded_in_a_fresh_interpreter(module: str) -> set[str]:
-    code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return set(done.stdout.split())
+
+
+# --- the runtime view ---------------------------------------------------------------------------------
+
+_STEPS = """
+import importlib, json, sys
+steps = []
+for name in json.loads(sys.argv[1]):
+    importlib.import_module(name)
+    steps.append([name, sorted(sys.modules)])
+if sys.argv[2]:
+    exec(sys.argv[2], {})
+    steps.append(["(built)", sorted(sys.modules)])
+print(json.dumps(steps))
+"""
+
+
+def loaded_step_by_step(
+    modules: list[str], build: str = "", env: Mapping[str, str] | None = None
+) -> list[tuple[str, frozenset[str]]]:
+    """In one fresh interpreter, import ``modules`` in turn, then run ``build``: ``sys.modules`` after
+    each step (``"(built)"`` names the build's)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STEPS, json.dumps(modules), build],
+        capture_output=True, text=True, env={**os.environ, **(env or {})},
+    )
+    if done.returncode:
+        raise AssertionError(f"the fresh interpreter failed:\n{done.stderr}")
+    return [(step, frozenset(loaded)) for step, loaded in json.loads(done.stdout.splitlines()[-1])]
+
+
+def loaded_in_a_fresh_interpreter(*modules: str) -> frozenset[str]:
+    """What importing ``modules`` pulls into a fresh interpreter."""
+    return loaded_step_by_step(list(modules))[-1][1]
+
+
+def first_to_load(steps: list[tuple[str, frozenset[str]]], wanted: Set[str]) -> dict[str, str]:
+    """Each top-level package of ``wanted`` that the steps loaded, with the step that first did."""
+    first: dict[str, str] = {}
+    for step, loaded in steps:
+        for name in sorted(top_level(loaded) & set(wanted)):
+            first.setdefault(name, step)
+    return first
+
+
+# --- the rules ----------------------------------------------------------------------------------------
+
+LAYERS = ("domain", "settings", "db", "schemas", "services", "resources")
+SUPPORT, ENTRY_POINTS = "support", "entry points"
+# what each layer's modules may reach of their own package (the layers not named here may reach anything)
+MAY_USE: dict[str, frozenset[str]] = {
+    "domain": frozenset({"domain"}),
+    "settings": frozenset({"settings"}),
+    "db": frozenset({"db", "domain"}),
+    "schemas": frozenset({"schemas", "domain"}),
+    "services": frozenset({"services", SUPPORT, "schemas", "db", "domain", "settings"}),
+    SUPPORT: frozenset({SUPPORT, "services", "schemas", "db", "domain", "settings"}),
+}
+# what each layer's modules may not import (source view) nor load (runtime view)
+MAY_NOT_LOAD: dict[str, frozenset[str]] = {
+    "domain": FRAMEWORKS,
+    "settings": HTTP | SQL,
+    "schemas": SQL,
+    "services": HTTP,
+    SUPPORT: HTTP,
+}
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process that serves no HTTP: the module its console script runs and, in ``build``, the
+    statements that put it together as that script does, without running it (``env`` is its
+    configuration)."""
+
+    name: str
+    entry_point: str
+    build: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def offences(self) -> list[str]:
+        steps = loaded_step_by_step([self.entry_point], self.build, self.env)
+        return [f"{self.name}: {step} loads {name}" for name, step in first_to_load(steps, HTTP).items()]
+
+
+@dataclass(frozen=True)
+class ServiceLayers:
+    """One service's package cut into the layers (module names are relative to the package)."""
+
+    package: ModuleType
+    entry_points: tuple[str, ...]
+    support: tuple[str, ...] = ()
+    processes: tuple[Process, ...] = ()
+
+    @cached_property
+    def imports(self) -> PackageImports:
+        return PackageImports(self.package)
+
+    @cached_property
+    def parts(self) -> dict[str, str]:
+        """Each part of the package (a module or a folder) with its layer."""
+        name = self.package.__name__
+        found = {f"{name}.{layer}": layer for layer in LAYERS if f"{name}.{layer}" in self.imports.modules}
+        found |= {f"{name}.{part}": SUPPORT for part in self.support}
+        found |= {f"{name}.{part}": ENTRY_POINTS for part in self.entry_points}
+        return found
+
+    def layer_of(self, module: str) -> str | None:
+        """The layer of the most specific part holding ``module`` (None: the package itself, or none)."""
+        holding = [part for part in self.parts if in_part(module, part)]
+        return self.parts[max(holding, key=len)] if holding else None
+
+    def modules_in(self, layer: str) -> list[str]:
+        return sorted(m for m in self.imports.modules if self.layer_of(m) == layer)
+
+    def unplaced(self) -> list[str]:
+        """Modules in no layer, and named parts that hold no module."""
+        package = self.package.__name__
+        loose = [m for m in self.imports.modules if m != package and self.layer_of(m) is None]
+        empty = [p for p in self.parts if not any(in_part(m, p) for m in self.imports.modules)]
+        return sorted(loose) + [f"{part} (named, but no such module)" for part in sorted(empty)]
+
+    def _ours_outside(self, modules: Set[str], layer: str) -> list[str]:
+        allowed = MAY_USE.get(layer)
+        if allowed is None:
+            return []
+        return sorted(m for m in modules if (of := self.layer_of(m)) is not None and of not in allowed)
+
+    def source_offences(self) -> list[str]:
+        """Every module whose source (followed through the package) breaks its layer's rules."""
+        imports, offences = self.imports, []
+        for module in sorted(imports.modules):
+            layer = self.layer_of(module)
+            if layer is None:
+                continue
+            reached = imports.reached(module)
+            offences += [f"{module} ({layer}) reaches {m} ({self.layer_of(m)})"
+                         for m in self._ours_outside(reached, layer)]
+            frameworks = imports.frameworks_imported(reached, MAY_NOT_LOAD.get(layer, frozenset()))
+            offences += [f"{module} ({layer}) imports {name}" for name in sorted(frameworks)]
+            if layer == "resources":
+                direct = imports.direct_imports(module)
+                offences += [f"{module} (resources) imports {name}" for name in sorted(top_level(direct) & SQL)]
+                offences += [f"{module} (resources) imports {m}" for m in sorted(direct)
+                             if m in imports.modules and self.layer_of(m) == "db"]
+        for process in self.processes:
+            if process.entry_point in imports.modules:
+                reached = imports.reached(process.entry_point)
+                offences += [f"{process.name}: {process.entry_point} reaches a module importing {name}"
+                             for name in sorted(imports.frameworks_imported(reached, HTTP))]
+        return offences
+
+    def runtime_layers(self) -> list[str]:
+        return [layer for layer in MAY_USE if self.modules_in(layer)]
+
+    def runtime_offences(self, layer: str) -> list[str]:
+        """What importing every module of ``layer``, one after another in one fresh interpreter, loads
+        that the layer may not."""
+        package = self.package.__name__
+        steps = loaded_step_by_step(self.modules_in(layer))
+        offences = [f"{step} loads {name}" for name, step in first_to_load(steps, MAY_NOT_LOAD.get(layer, set())).items()]
+        seen: set[str] = set()
+        for step, loaded in steps:
+            ours = {m for m in loaded - seen if in_part(m, package)}
+            offences += [f"{step} loads {m} ({self.layer_of(m)})" for m in self._ours_outside(ours, layer)]
+            seen |= loaded
+        return offences
+
+
+class LayersSuite:
+    """The layers tests, the same for every service: ``class TestLayers(LayersSuite): layers = ...``."""
+
+    layers: ClassVar[ServiceLayers]
+
+    def pytest_generate_tests(self, metafunc: Any) -> None:
+        if "layer" in metafunc.fixturenames:
+            metafunc.parametrize("layer", self.layers.runtime_layers())
+        if "process" in metafunc.fixturenames:
+            metafunc.parametrize("process", self.layers.processes, ids=[p.name for p in self.layers.processes])
+
+    def test_every_module_sits_in_one_layer(self) -> None:
+        _none(self.layers.unplaced())
+
+    def test_the_source_keeps_to_the_layers(self) -> None:
+        _none(self.layers.source_offences())
+
+    def test_importing_a_layer_loads_only_what_it_may(self, layer: str) -> None:
+        _none(self.layers.runtime_offences(layer))
+
+    def test_a_process_without_http_loads_no_http_framework(self, process: Process) -> None:
+        _none(process.offences())
+
+
+def _none(offences: list[str]) -> None:
+    """This module is no test module (pytest does not rewrite its asserts): the offences, one a line."""
+    assert not offences, "\n".join(["", *offences])

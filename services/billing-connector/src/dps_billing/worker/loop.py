@@ -21,11 +21,12 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
+from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.wakeup import Wakeup, wake_on_notify
 
-from dps_billing.app import make_oauth, utc_now
+from dps_billing.composition import make_oauth
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.platform.client import new_http_client
 from dps_billing.services.access import AccessTokens

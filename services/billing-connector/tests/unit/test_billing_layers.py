@@ -1,0 +1,42 @@
+"""The connector's layers and its processes without HTTP, checked as every service's are
+(``dps_common.testing.layers``): the push worker (``dealpricing-billing worker``), put together as
+its command does, loads no falcon. The connector's outbox relay is the shared one, checked in
+libs/common."""
+
+from __future__ import annotations
+
+from dps_common.crypto import new_key
+from dps_common.testing.layers import LayersSuite, Process, ServiceLayers
+
+import dps_billing
+
+ENV = {
+    "DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/dps_billing_layers",
+    "API_URL": "http://127.0.0.1:9",
+    "INTERNAL_API_TOKEN": "layers-internal-token-0123456789abcdef",
+    "CURSOR_SECRET": "layers-cursor-secret-0123456789abcdef0123",
+    "BILLING_SECRET_KEY": "sk_test_layers",
+    "BILLING_CLIENT_ID": "ca_layers",
+    "BILLING_REDIRECT_URI": "http://127.0.0.1:9/billing/callback",
+    "BILLING_WEBHOOK_SECRET": "whsec_layers",
+    "BILLING_TOKEN_KEY": new_key(),
+    "BILLING_STATE_SECRET": "layers-state-secret-0123456789abcdef",
+}
+
+
+class TestLayers(LayersSuite):
+    layers = ServiceLayers(
+        dps_billing,
+        entry_points=("app", "wsgi", "routes", "context", "composition", "cli", "openapi_doc", "callback_page", "worker.loop"),
+        support=("platform", "worker", "tokens", "snapshots", "oauth_state", "metrics"),
+        processes=(
+            Process(
+                "push worker",
+                "dps_billing.cli",
+                "from dps_billing.settings import Settings\n"
+                "from dps_billing.worker.loop import build_worker\n"
+                "build_worker(Settings.from_env())",
+                ENV,
+            ),
+        ),
+    )

@@ -24,7 +24,7 @@ _ACTIVE = (
 def pushes_backlog(tx: Transactions) -> ScrapeGauges:
     def query() -> dict[str, float]:
         with tx.read() as session:
-            counts = dict(session.execute(_ACTIVE).tuples().all())
+            counts = {status: count for status, count in session.execute(_ACTIVE)}
         return {QUEUED: float(counts.get("queued", 0)), RUNNING: float(counts.get("running", 0))}
 
     return ScrapeGauges(

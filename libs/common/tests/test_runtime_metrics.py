@@ -4,6 +4,7 @@ process metrics per pid (master and workers), GC counts, build info and requests
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -16,11 +17,13 @@ from uuid import uuid4
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import create_engine
 
 from dps_common.db import Transactions, make_engine
 from dps_common.outbox import outbox_table  # noqa: F401  (the table the row goes into)
 from dps_common.outbox.migration import create_outbox_current
 from dps_common.outbox.table import OUTBOX
+from dps_common.runtime_metrics import MeteredQueuePool
 from dps_common.testing.migrations import migrated
 from dps_common.testing.processes import free_port
 from dps_common.testing.services import fresh_database
@@ -126,3 +129,11 @@ def test_process_gc_pool_build_and_in_flight_metrics_of_a_multiprocess_server(se
     assert in_use and all(ls["pool"] == "metrics-test" and "pid" in ls for ls, _ in in_use)
     assert value(found, "dps_db_pool_connections", state="waiting") == 0
     assert value(found, "dps_http_requests_in_flight") == 1  # this scrape
+
+
+def test_the_metered_pool_logs_like_sqlalchemys_own_pools(caplog):
+    # a process logging at INFO (all of ours) saw "Pool disposed" / "Pool recreating" at every stop
+    engine = create_engine("postgresql+psycopg://127.0.0.1/none", poolclass=MeteredQueuePool)
+    with caplog.at_level(logging.INFO):
+        engine.dispose()
+    assert [r.message for r in caplog.records if "Pool" in r.message] == []

@@ -108,6 +108,11 @@ class MeteredQueuePool(QueuePool):
         self._update()
 
 
+# SQLAlchemy names a pool's logger after its class's module; outside ``sqlalchemy.*`` it misses the
+# WARN level SQLAlchemy gives its own loggers, and every dispose and recreate was logged at INFO
+logging.getLogger(f"{MeteredQueuePool.__module__}.{MeteredQueuePool.__name__}").setLevel(logging.WARNING)
+
+
 def count_gc() -> None:
     """Count this process's collections in multiprocess mode (GCCollector would show one worker's);
     alone, GCCollector serves them already."""

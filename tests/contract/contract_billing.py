@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import pytest
 import requests
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 from dps_common.testing.provisioning import Member, Org
 
 from dps_billing_stand_in import BillingStandIn

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 import contract_data as data
 from contract_client import assert_problem

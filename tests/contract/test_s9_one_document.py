@@ -21,7 +21,7 @@ import pytest
 import requests
 from jsonschema import Draft202012Validator
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 from dps_common.testing.openapi_checks import openapi_errors
 from dps_common.testing.processes import gunicorn
 

@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 
 from dps_common.auth.scopes import Scope
 from dps_common.event_catalogue import EventCatalogue, EventType
-from dps_common.http.openapi import build_document
-from dps_common.http.openapi_components import inline_refs
-from dps_common.http.openapi_events import add_event_catalogue
-from dps_common.http.openapi_intro import ERROR_CODES
 from dps_common.http.operations import Operation, Paging, QueryParam
+from dps_common.openapi.components import inline_refs
+from dps_common.openapi.document import build_document
+from dps_common.openapi.events import add_event_catalogue
+from dps_common.openapi.intro import ERROR_CODES
 
 Status = Literal["ACTIVE", "PAUSED", "DISABLED"]
 

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from dps_common.openapi_merge import MergeConflict, merge_documents
-from dps_common.openapi_parts import RETRY_SECONDS, DocumentAssembler, fetch_json
+from dps_common.openapi.merge import MergeConflict, merge_documents
+from dps_common.openapi.parts import RETRY_SECONDS, DocumentAssembler, fetch_json
 
 PROBLEM = {"type": "object", "properties": {"code": {"type": "string"}}}
 

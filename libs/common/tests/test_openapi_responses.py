@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from dps_common.auth.scopes import Scope
-from dps_common.http.openapi import build_document
 from dps_common.http.operations import Operation
+from dps_common.openapi.document import build_document
 
 
 class Thing(BaseModel):

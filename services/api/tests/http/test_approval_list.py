@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from approval_helpers import (
     APPROVALS,

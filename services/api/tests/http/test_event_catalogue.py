@@ -10,7 +10,7 @@ import jsonschema_rs
 import pytest
 
 from dps_common.event_catalogue import UnknownEventType
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from dps_api.schemas.events import EVENTS
 from dps_api.services.outbox import record_event

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select, update
 
 from dps_common.auth.authenticator import INVALID_KEY
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from dps_api.db.models.idempotency import IDEMPOTENCY_KEYS
 from dps_api.db.models.quotes import Quote

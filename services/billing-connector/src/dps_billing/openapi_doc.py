@@ -8,8 +8,8 @@ from typing import Any
 
 from dps_common.event_catalogue import EventCatalogue
 from dps_common.http.app import API_PREFIX, Api
-from dps_common.http.openapi import build_document
-from dps_common.http.openapi_events import add_event_catalogue
+from dps_common.openapi.document import build_document
+from dps_common.openapi.events import add_event_catalogue
 
 _HTML = {"text/html": {"schema": {"type": "string"}}}
 _LOCATION = {"Location": {"description": "Where the browser goes next.", "schema": {"type": "string"}}}

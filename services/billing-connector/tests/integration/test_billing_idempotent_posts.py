@@ -13,7 +13,7 @@ import requests
 from sqlalchemy import select
 
 from dps_common.db import Transactions
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from dps_billing.db.models.idempotency import IDEMPOTENCY_KEYS
 

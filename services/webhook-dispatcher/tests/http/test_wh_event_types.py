@@ -9,7 +9,7 @@ import jsonschema_rs
 import pytest
 from sqlalchemy import func, select
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from dps_webhooks.db.models import WebhookEndpoint
 

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from sqlalchemy import func, select
 
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint
 from dps_webhooks.db.models.idempotency import IDEMPOTENCY_KEYS

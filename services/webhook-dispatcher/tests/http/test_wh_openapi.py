@@ -7,7 +7,7 @@ import re
 import pytest
 
 from dps_common.auth.scopes import Role
-from dps_common.http.openapi_components import inline_refs
+from dps_common.openapi.components import inline_refs
 from dps_common.testing.openapi_checks import (
     assert_every_request_body_has_a_valid_example,
     assert_every_responder_documented,

@@ -17,11 +17,11 @@ from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.idempotency import IdempotencyMiddleware
 from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
-from dps_common.http.openapi import build_document, document_key_check_unavailable
-from dps_common.http.openapi_events import add_event_catalogue
 from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency.store import IdempotencyStore
-from dps_common.openapi_parts import Assembled, DocumentAssembler, fetch_json
+from dps_common.openapi.document import build_document, document_key_check_unavailable
+from dps_common.openapi.events import add_event_catalogue
+from dps_common.openapi.parts import Assembled, DocumentAssembler, fetch_json
 from dps_common.ratelimit.settings import RateLimitSettings
 
 API_PREFIX = "/external/v1"

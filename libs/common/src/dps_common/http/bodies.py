@@ -36,7 +36,7 @@ _READ_CHUNK = 64 * 1024
 # the response header naming the request's fields that were dropped (unknown to the operation)
 IGNORED_FIELDS = "Ignored-Fields"
 MAX_IGNORED_NAMED = 50  # the header names at most this many (the first found, in the body's order)
-# its OpenAPI description, on the answers of every operation that takes a body (dps_common.http.openapi)
+# its OpenAPI description, on the answers of every operation that takes a body (dps_common.openapi.document)
 IGNORED_FIELDS_HEADER: dict[str, object] = {
     "description": "The request's fields that were dropped, unknown to the operation (unknown fields are never "
                    "an error: check this to catch a misspelt one), as JSON paths separated by `, ` "

@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema_rs
 
 from dps_common.event_catalogue import EventCatalogue
-from dps_common.http.openapi_events import ENVELOPE_FIELDS
+from dps_common.openapi.events import ENVELOPE_FIELDS
 
 
 def assert_documented_event(catalogue: EventCatalogue, envelope: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import ConfigDict, Field, StringConstraints
 
 from dps_common.auth.scopes import Role
-from dps_common.schema_examples import example
+from dps_common.openapi.examples import example
 
 from dps_api.domain.key_access import ApiKeyView, IssuedApiKey, PersonView
 from dps_api.schemas.common import RequestModel, ResponseModel

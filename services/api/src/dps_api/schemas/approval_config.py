@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field
 
-from dps_common.schema_examples import DecimalText, example
+from dps_common.openapi.examples import DecimalText, example
 
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import ConditionType

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from dps_common.schema_examples import example
+from dps_common.openapi.examples import example
 
 from dps_api.domain.approval_flow import Decision, DecisionRecord, RequestStatus, Step, StepStatus
 from dps_api.domain.approval_requests import ApprovalRequestView

@@ -14,7 +14,7 @@ from uuid import UUID
 from orjson import Fragment
 from pydantic import MISSING, AfterValidator, BaseModel, Field, StringConstraints
 
-from dps_common.schema_examples import DecimalText, example
+from dps_common.openapi.examples import DecimalText, example
 
 from dps_api.domain.catalog_views import PricebookView, ProductView
 from dps_api.domain.money import amount_problem, currency_problem, format_amount

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
-from dps_common.schema_examples import example
+from dps_common.openapi.examples import example
 
 from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY, MAX_OPPORTUNITIES_PER_GROUP
 from dps_api.domain.opportunity_views import DealGroupView

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
-from dps_common.schema_examples import DecimalText, example
+from dps_common.openapi.examples import DecimalText, example
 
 from dps_api.domain.money import format_money
 from dps_api.domain.opportunity_views import OpportunityView

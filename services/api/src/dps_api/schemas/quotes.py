@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import MISSING, Field, StringConstraints
 
-from dps_common.schema_examples import DecimalText, example
+from dps_common.openapi.examples import DecimalText, example
 
 from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.money import currency_format, format_decimal

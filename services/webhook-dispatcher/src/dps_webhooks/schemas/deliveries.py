@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from dps_common.schema_examples import example
+from dps_common.openapi.examples import example
 
 from dps_webhooks.schemas import ResponseModel
 

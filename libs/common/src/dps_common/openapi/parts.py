@@ -18,7 +18,7 @@ from typing import Any
 
 import requests
 
-from dps_common.openapi_merge import MergeConflict, merge_documents
+from dps_common.openapi.merge import MergeConflict, merge_documents
 
 REFRESH_SECONDS = 60.0
 RETRY_SECONDS = 5.0

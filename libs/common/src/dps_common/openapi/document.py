@@ -9,7 +9,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from dps_common.http.bodies import IGNORED_FIELDS, IGNORED_FIELDS_HEADER
-from dps_common.http.openapi_components import (
+from dps_common.http.operations import Operation
+from dps_common.openapi.components import (
     add_request_id,
     mark_uuids,
     name_enums,
@@ -17,9 +18,8 @@ from dps_common.http.openapi_components import (
     share_parameters_and_headers,
     strip_titles,
 )
-from dps_common.http.openapi_intro import introduction
-from dps_common.http.openapi_secrets import add_replayed_schemas, document_secret_replay
-from dps_common.http.operations import Operation
+from dps_common.openapi.intro import introduction
+from dps_common.openapi.secrets import add_replayed_schemas, document_secret_replay
 
 _REF = "#/components/schemas/{model}"
 _STANDARD_ERRORS = {
@@ -268,7 +268,7 @@ def _is_request(model: type[BaseModel], routes: Sequence[tuple[str, object]]) ->
 
 def _for_generated_clients(document: dict[str, Any]) -> None:
     """The introduction; shared parameters and headers as components; enums named; ids as UUIDs;
-    no automatic titles (``dps_common.http.openapi_components``)."""
+    no automatic titles (``dps_common.openapi.components``)."""
     document["info"]["description"] = introduction()
     add_request_id(document, _WITHOUT_RATE_LIMIT)
     parameters = {"Idempotency-Key": _IDEMPOTENCY_KEY, **paging_parameters(document)}

@@ -1,0 +1,143 @@
+"""The api verifies what its consumers read from it, as their Pact contracts say (``pacts/`` at the
+repository root, written by the consumers' own tests): a real api server on a free port, each provider
+state seeded through a state-change endpoint that returns the ids it made (the verifier puts them in
+the requests' paths), and the pact core's verifier replaying every interaction against the server.
+
+A change of what the api serves that breaks what a consumer reads fails here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import falcon.testing
+import pytest
+from pact import Verifier
+from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
+
+from dps_api.app import create_app
+from dps_api.services.identity import IdentityService
+
+from api_orgs import Org, make_org
+from quote_helpers import API, QUOTES, create_quote, pricebook, product, quote_body
+
+PACTS = Path(__file__).resolve().parents[4] / "pacts"
+TOKEN = "provider-token-0123456789abcdef0123456789abcdef"  # the api's own, not the one in the pact
+
+State = Callable[[dict[str, Any]], dict[str, str]]
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_request(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """One request at a time (the test's one database connection): the verifier waits for each answer."""
+    server = make_server("127.0.0.1", 0, app, request_handler=_Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def state_changes(states: dict[str, State]) -> Any:
+    """The provider-state endpoint the verifier posts to (``{"state", "params", "action"}``): a setup
+    answers the values the interaction's generators read (``${quoteId}``); teardowns are not asked for
+    (every test's rows are rolled back)."""
+
+    @Request.application  # type: ignore[arg-type]
+    def application(request: Request) -> Response:
+        body = json.loads(request.get_data() or b"{}")
+        if body.get("action", "setup") != "setup":
+            return Response("{}", content_type="application/json")
+        values = states[body["state"]](body.get("params") or {})
+        return Response(json.dumps(values), content_type="application/json")
+
+    return application
+
+
+class Seeds:
+    """The provider states, made through the api itself (its test transaction, rolled back after)."""
+
+    def __init__(self, client: falcon.testing.TestClient, identity: IdentityService):
+        self._client = client
+        self._identity = identity
+
+    def _org(self) -> Org:
+        return make_org(self._identity, f"Initech {uuid.uuid4().hex[:8]}")
+
+    def approved_quote(self, params: dict[str, Any]) -> dict[str, str]:
+        client, org = self._client, self._org()
+        resp = client.simulate_post(
+            f"{API}/opportunities",
+            json={"name": "Renewal", "accountName": "Initech", "crmId": "006-CRM-42"},
+            headers=org.admin.headers,
+        )
+        assert resp.status_code == 201, resp.json
+        seats = product(client, org, name="Seats", shortName="Seats", prices={"USD": "100.00"})
+        fee = product(client, org, name="Onboarding", priceModel="ONE_TIME_FEE", prices={"USD": "500.00"}, shortName="Onb")
+        book = pricebook(client, org, "USD", {seats["id"]: "90.00", fee["id"]: "450.00"}, assigned=(org.user,))
+        body = quote_body(
+            {"productId": seats["id"], "quantity": "3", "customName": "Seats for Initech"},
+            {"productId": fee["id"], "quantity": "2", "customName": "Kick-off"},
+            billingFrequency="QUARTERLY",
+            opportunityId=resp.json["id"],
+            startDate="2027-01-01",
+            endDate="2027-12-31",
+            pricebookId=book["id"],
+        )
+        quote = create_quote(client, org.user, body)
+        approval = client.simulate_post(f"{QUOTES}/{quote['id']}/approval", headers=org.admin.headers)
+        assert approval.status_code == 201, approval.json
+        return {"organizationId": str(org.id), "quoteId": quote["id"]}
+
+    def organization_without_the_quote(self, params: dict[str, Any]) -> dict[str, str]:
+        return {"organizationId": str(self._org().id), "quoteId": params["quoteId"]}
+
+
+@pytest.fixture
+def provider(settings, tx, monkeypatch) -> Iterator[tuple[str, str]]:
+    """The api's server and its state-change endpoint."""
+    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
+    app = create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+    ctx = app.context
+    seeds = Seeds(falcon.testing.TestClient(app), IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget))
+    states: dict[str, State] = {
+        "an approved quote priced from a pricebook, with an opportunity": seeds.approved_quote,
+        "an organization without that quote": seeds.organization_without_the_quote,
+    }
+    with served(app) as api, served(state_changes(states)) as state_url:
+        yield api, state_url
+
+
+def verify(consumer: str, provider: tuple[str, str]) -> None:
+    api, state_url = provider
+    verifier = (
+        Verifier("api", host="127.0.0.1")
+        .add_transport(url=api)
+        .add_source(PACTS / f"{consumer}-api.json")
+        .state_handler(state_url, body=True)
+        .add_custom_header("Authorization", f"Bearer {TOKEN}")
+        .set_error_on_empty_pact(enabled=True)
+    )
+    try:
+        verifier.verify()
+    except RuntimeError:
+        pytest.fail(f"{consumer}'s pact is broken by the api:\n{verifier.output(strip_ansi=True)}")
+
+
+def test_the_billing_connectors_quote_snapshot(provider):
+    verify("billing-connector", provider)

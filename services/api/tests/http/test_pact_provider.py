@@ -104,6 +104,17 @@ class Seeds:
         assert approval.status_code == 201, approval.json
         return {"organizationId": str(org.id), "quoteId": quote["id"]}
 
+    def active_key(self, params: dict[str, Any]) -> dict[str, str]:
+        return {"key": self._org().user.key}
+
+    def revoked_key(self, params: dict[str, Any]) -> dict[str, str]:
+        org = self._org()
+        self._identity.revoke_key(org.viewer.key_row_id)
+        return {"key": org.viewer.key}
+
+    def unknown_key(self, params: dict[str, Any]) -> dict[str, str]:
+        return {"key": f"dps_{uuid.uuid4().hex[:12]}_{uuid.uuid4().hex}"}  # well formed, never issued
+
     def organization_without_the_quote(self, params: dict[str, Any]) -> dict[str, str]:
         return {"organizationId": str(self._org().id), "quoteId": params["quoteId"]}
 
@@ -118,6 +129,9 @@ def provider(settings, tx, monkeypatch) -> Iterator[tuple[str, str]]:
     states: dict[str, State] = {
         "an approved quote priced from a pricebook, with an opportunity": seeds.approved_quote,
         "an organization without that quote": seeds.organization_without_the_quote,
+        "an active integration key": seeds.active_key,
+        "a revoked key": seeds.revoked_key,
+        "an unknown key": seeds.unknown_key,
     }
     with served(app) as api, served(state_changes(states)) as state_url:
         yield api, state_url
@@ -141,3 +155,7 @@ def verify(consumer: str, provider: tuple[str, str]) -> None:
 
 def test_the_billing_connectors_quote_snapshot(provider):
     verify("billing-connector", provider)
+
+
+def test_the_key_introspection_clients_answers(provider):
+    verify("key-introspection-client", provider)

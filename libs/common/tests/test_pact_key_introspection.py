@@ -1,0 +1,111 @@
+"""Key introspection as the services other than the api read it (``dps_common.auth.introspection``,
+used by the dispatcher, the connector and the console), written as a consumer-driven contract (Pact)
+for the api: the real ``IntrospectingAuthenticator`` calls the Pact mock server, and what it reads is
+recorded in ``pacts/key-introspection-client-api.json`` (committed; the api's suite verifies it against
+a real api server: services/api/tests/http/test_pact_provider.py).
+
+The keys are the provider's: each provider state issues (or revokes) one and returns it, and the
+verifier puts it in the request body. What is recorded is compared with the committed file, so a
+change of what the client reads fails here until the pact file is rewritten:
+``PACT_WRITE=1 pytest <this file>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from pact import Pact, generate, match
+from pact.match.matcher import GenericMatcher
+
+from dps_common.auth.cache import TtlCache
+from dps_common.auth.introspection import INTROSPECTION_PATH, IntrospectingAuthenticator
+from dps_common.auth.scopes import Role
+from dps_common.errors import Unauthorized
+
+PACT_FILE = Path(__file__).resolve().parents[3] / "pacts" / "key-introspection-client-api.json"
+TOKEN = "client-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)
+KEY_RE = r"^dps_[A-Za-z0-9]+_\S+$"
+ORG = "00000000-0000-4000-8000-000000000002"
+USER = "00000000-0000-4000-8000-000000000004"
+BEARER = match.regex(f"Bearer {TOKEN}", regex=r"^Bearer \S+$")
+
+
+def presented(example: str) -> dict[str, Any]:
+    """The request body: the key the provider state made (``${key}``)."""
+    return {"key": GenericMatcher("regex", example, regex=KEY_RE, generator=generate.provider_state("${key}"))}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where each test's interaction is written; at the end, compared with the committed pact."""
+    written = tmp_path_factory.mktemp("pacts")
+    yield written
+    recorded = json.loads((written / PACT_FILE.name).read_text())
+    if os.environ.get("PACT_WRITE"):
+        PACT_FILE.parent.mkdir(exist_ok=True)
+        PACT_FILE.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n")
+    committed = json.loads(PACT_FILE.read_text())
+    assert recorded["interactions"] == committed["interactions"], (
+        f"what the introspection client reads changed: rewrite {PACT_FILE} with PACT_WRITE=1 and commit it"
+    )
+
+
+@pytest.fixture
+def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
+    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
+    pact = Pact("key-introspection-client", "api").with_specification("V4")
+    yield pact
+    pact.write_file(recorded)  # merged with the module's other interactions
+
+
+def expect(pact: Pact, description: str, state: str, key: str, answer: dict[str, Any]) -> None:
+    (
+        pact.upon_receiving(description)
+        .given(state)
+        .with_request("POST", INTROSPECTION_PATH)
+        .with_header("Authorization", BEARER)
+        .with_body(presented(key), content_type="application/json")
+        .will_respond_with(200)
+        .with_body(answer, content_type="application/json")
+    )
+
+
+def test_an_active_integration_key_is_its_principal(pact: Pact):
+    key = "dps_k3y1d_s3cr3t"
+    expect(pact, "an introspection of an active integration key", "an active integration key", key, {
+        "active": True,
+        "organizationId": match.uuid(ORG),
+        "organizationName": match.str("Initech"),
+        "userId": match.uuid(USER),
+        "role": match.regex("user", regex=r"^(admin|user|view only)$"),
+        "keyId": match.str("k3y1d"),
+        "console": False,
+        "apiKeyAccess": match.bool(False),
+        "expiresAt": None,  # an integration key works until it is revoked
+    })
+    with pact.serve() as server:
+        principal = IntrospectingAuthenticator(str(server.url), TOKEN, TtlCache(60)).authenticate(key)
+    assert (principal.organization_id, principal.user_id, principal.role) == (UUID(ORG), UUID(USER), Role.USER)
+    assert principal.key_id == "k3y1d" and principal.console is False
+
+
+@pytest.mark.parametrize(
+    ("description", "state"),
+    [
+        ("an introspection of a revoked key", "a revoked key"),
+        ("an introspection of a key the api does not know", "an unknown key"),
+    ],
+)
+def test_an_inactive_key_is_refused(pact: Pact, description: str, state: str):
+    key = "dps_r3v0k3d_s3cr3t"
+    expect(pact, description, state, key, {"active": False})
+    with pact.serve() as server:
+        with pytest.raises(Unauthorized) as raised:
+            IntrospectingAuthenticator(str(server.url), TOKEN, TtlCache(60)).authenticate(key)
+    assert raised.value.code == "invalid_api_key"

@@ -18,7 +18,7 @@ from uuid import UUID
 import requests
 
 from dps_common.db import Transactions, make_engine
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.ids import new_id
 from dps_common.json import dumps
 

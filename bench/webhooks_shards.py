@@ -37,7 +37,7 @@ from seed import DEFAULT_SERVER_URL
 from webhooks_load import quote_snapshot
 from webhooks_stack import cpu_by_pid, cpu_delta, pids_named
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect
 from dps_common.messaging.shards import routing_key

@@ -21,7 +21,7 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, key_event_data, key_event_subscriber
 from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import Backoff, EventPublisher, connect, events_exchange
 from dps_common.messaging.subscriber import Subscriber, queue_name

@@ -16,7 +16,7 @@ from uuid import UUID, uuid4
 import pytest
 from kombu import Connection, Queue
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.messaging import (
     Backoff,
     EventPublisher,
@@ -184,7 +184,7 @@ def test_publish_fails_while_the_broker_is_down_and_works_again_after(broker: Pr
 
 PUBLISH_FROM_ANOTHER_PROCESS = """
 import sys, uuid
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 publisher.publish(envelope("quote.approved", uuid.UUID(sys.argv[3]), {"from": "child"}))

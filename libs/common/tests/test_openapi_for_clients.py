@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from dps_common.auth.scopes import Scope
-from dps_common.event_catalogue import EventCatalogue, EventType
+from dps_common.events.catalogue import EventCatalogue, EventType
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.openapi.components import inline_refs
 from dps_common.openapi.document import build_document

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.testing.services import fresh_database
 

@@ -9,7 +9,7 @@ from uuid import uuid4
 import jsonschema_rs
 import pytest
 
-from dps_common.event_catalogue import UnknownEventType
+from dps_common.events.catalogue import UnknownEventType
 from dps_common.openapi.components import inline_refs
 
 from dps_api.schemas.events import EVENTS

@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, start_key_events
 from dps_common.db import Transactions
-from dps_common.event_catalogue import UnknownEventType
-from dps_common.events import is_internal
+from dps_common.events.catalogue import UnknownEventType
+from dps_common.events.envelope import is_internal
 from dps_common.messaging.subscriber import Subscriber
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_common.testing.services import fresh_database, fresh_vhost

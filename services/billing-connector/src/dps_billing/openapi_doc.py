@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dps_common.event_catalogue import EventCatalogue
+from dps_common.events.catalogue import EventCatalogue
 from dps_common.http.app import API_PREFIX, Api
 from dps_common.openapi.document import build_document
 from dps_common.openapi.events import add_event_catalogue

@@ -14,7 +14,7 @@ from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, key_event_data, start_key_events
 from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
 from dps_common.testing.services import fresh_vhost
 

@@ -35,9 +35,9 @@ from kombu.messaging import Consumer
 from sqlalchemy.exc import DataError, IntegrityError
 
 from dps_common.db import Transactions
+from dps_common.events.headers import request_id_of
 from dps_common.messaging import Backoff, broker_errors, connect, events_exchange, redacted
 from dps_common.messaging.shards import SHARD_WORD, shard_binding
-from dps_common.outbox.headers import request_id_of
 
 from dps_webhooks import metrics
 from dps_webhooks.delivery.hand_over import HandOver, NoHandOver

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import text, update
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.ids import new_id
 from dps_common.json import dumps, loads
 

@@ -15,7 +15,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.logs import JsonLineFormatter
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect

@@ -19,7 +19,7 @@ from kombu import Producer, Queue
 from sqlalchemy import func, select
 
 from dps_common.db import Transactions
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect, events_exchange
 from dps_common.testing.broker import PrivateBroker, private_broker
@@ -245,7 +245,7 @@ def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings, broker)
 
 PUBLISH_WHEN_BOUND = """
 import sys, time, uuid
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, PublishFailed
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 event = envelope("quote.approved", uuid.UUID(sys.argv[3]), {"via": "filesystem"})

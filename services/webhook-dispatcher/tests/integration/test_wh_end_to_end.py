@@ -25,7 +25,7 @@ import pytest
 from psycopg.types.json import Jsonb
 from sqlalchemy import func, select
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.testing.broker import PrivateBroker, private_broker
 from dps_common.testing.services import fresh_database
 from dps_common.testing.webhook_receiver import Receiver

@@ -13,7 +13,7 @@ from uuid import UUID, uuid4
 import pytest
 from sqlalchemy import select
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect
 from dps_common.messaging.shards import routing_key, shard_of

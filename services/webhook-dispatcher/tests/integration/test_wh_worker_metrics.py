@@ -15,7 +15,7 @@ from uuid import UUID, uuid4
 import pytest
 import requests
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, connect
 from dps_common.testing.processes import free_port, scrape, wait_healthy
 from dps_common.testing.services import fresh_vhost

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from uuid import uuid4
 
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.testing.events import assert_documented_event
 
 from dps_webhooks.schemas.events import EVENTS

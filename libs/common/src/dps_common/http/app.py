@@ -9,7 +9,7 @@ import falcon
 
 from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.introspection import IntrospectingAuthenticator
-from dps_common.event_catalogue import EventCatalogue
+from dps_common.events.catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
 from dps_common.http.bodies import BodyLimit

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from dps_common.event_catalogue import EventCatalogue
+from dps_common.events.catalogue import EventCatalogue
 from dps_common.openapi.components import PARAMETER_REF, as_in_document
 from dps_common.openapi.merge import add_components
 

@@ -19,7 +19,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from dps_common import request_id
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.ids import new_id
 from dps_common.outbox.table import OUTBOX
 

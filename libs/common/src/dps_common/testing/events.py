@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from dps_common.event_catalogue import EventCatalogue
+from dps_common.events.catalogue import EventCatalogue
 from dps_common.openapi.events import ENVELOPE_FIELDS
 
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dps_common.event_catalogue import EventCatalogue, EventType
+from dps_common.events.catalogue import EventCatalogue, EventType
 
 from dps_api.schemas.approval_config import ApprovalGroup, ApprovalRule, ApprovalRuleGroup
 from dps_api.schemas.approvals import ApprovalRequest

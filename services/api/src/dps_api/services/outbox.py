@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from dps_common import outbox
 from dps_common.auth.revocations import KEY_EVENTS
-from dps_common.event_catalogue import UnknownEventType
+from dps_common.events.catalogue import UnknownEventType
 from dps_common.outbox import OUTBOX_CHANNEL
 
 from dps_api.schemas.events import EVENTS

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from dps_common.event_catalogue import EventCatalogue, EventType
+from dps_common.events.catalogue import EventCatalogue, EventType
 from dps_common.openapi.examples import example
 
 from dps_billing.schemas import ResponseModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from dps_common.event_catalogue import EventCatalogue, EventType
+from dps_common.events.catalogue import EventCatalogue, EventType
 
 from dps_webhooks.schemas import ResponseModel
 

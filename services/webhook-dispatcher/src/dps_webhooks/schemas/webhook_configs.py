@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import MISSING, AfterValidator, Field, StringConstraints
 
-from dps_common.events import INTERNAL_PREFIX, is_internal
+from dps_common.events.envelope import INTERNAL_PREFIX, is_internal
 from dps_common.openapi.examples import example
 
 from dps_webhooks.domain.event_types import known_event_types, unknown_event_type_message

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import not_found
-from dps_common.events import envelope
+from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest

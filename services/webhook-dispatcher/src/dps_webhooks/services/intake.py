@@ -38,7 +38,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
-from dps_common.events import is_internal
+from dps_common.events.envelope import is_internal
 from dps_common.ids import new_id
 from dps_common.json import loads
 

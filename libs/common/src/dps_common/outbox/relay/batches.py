@@ -16,9 +16,9 @@ from sqlalchemy import Integer, Text, Uuid, bindparam, cast, func, select, updat
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
+from dps_common.events.headers import message_headers
 from dps_common.messaging import OutgoingEvent
 from dps_common.messaging.shards import routing_key
-from dps_common.outbox.headers import message_headers
 from dps_common.outbox.table import OUTBOX as _OUTBOX
 
 _CLAIM_UNPUBLISHED = (

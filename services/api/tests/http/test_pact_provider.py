@@ -20,8 +20,11 @@ from typing import Any
 import falcon.testing
 import pytest
 from pact import Verifier
+from pact.types import Message
 from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
+
+from dps_common.outbox.relay.batches import claim_unpublished
 
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService
@@ -120,12 +123,20 @@ class Seeds:
 
 
 @pytest.fixture
-def provider(settings, tx, monkeypatch) -> Iterator[tuple[str, str]]:
-    """The api's server and its state-change endpoint."""
+def app(settings, tx, monkeypatch) -> Any:
     monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    app = create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+    return create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+
+
+@pytest.fixture
+def seeds(app, settings) -> Seeds:
     ctx = app.context
-    seeds = Seeds(falcon.testing.TestClient(app), IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget))
+    return Seeds(falcon.testing.TestClient(app), IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget))
+
+
+@pytest.fixture
+def provider(app, seeds) -> Iterator[tuple[str, str]]:
+    """The api's server and its state-change endpoint."""
     states: dict[str, State] = {
         "an approved quote priced from a pricebook, with an opportunity": seeds.approved_quote,
         "an organization without that quote": seeds.organization_without_the_quote,
@@ -159,3 +170,30 @@ def test_the_billing_connectors_quote_snapshot(provider):
 
 def test_the_key_introspection_clients_answers(provider):
     verify("key-introspection-client", provider)
+
+
+def published(tx, organization_id: str, event_type: str) -> Message:
+    """The event as the api's outbox relay publishes it: the body it claims (the envelope as stored)."""
+    with tx() as session:
+        claimed = claim_unpublished(session, 10_000)
+    for event in claimed.events:
+        body = event.body.encode() if isinstance(event.body, str) else event.body
+        if event.type == event_type and json.loads(body)["organizationId"] == organization_id:
+            return {"contents": body, "metadata": None, "content_type": "application/json"}
+    raise LookupError(f"no {event_type} event in the outbox of {organization_id}")
+
+
+def test_the_webhook_dispatchers_events(seeds, tx):
+    def quote_approved() -> Message:
+        return published(tx, seeds.approved_quote({})["organizationId"], "quote.approved")
+
+    verifier = (
+        Verifier("api", host="127.0.0.1")
+        .message_handler({"a quote.approved event": lambda: quote_approved()})
+        .add_source(PACTS / "webhook-dispatcher-api.json")
+        .set_error_on_empty_pact(enabled=True)
+    )
+    try:
+        verifier.verify()
+    except RuntimeError:
+        pytest.fail(f"webhook-dispatcher's pact is broken by the api:\n{verifier.output(strip_ansi=True)}")

@@ -25,7 +25,7 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import Backoff, EventPublisher, connect, events_exchange
 from dps_common.messaging.subscriber import Subscriber, queue_name
-from dps_common.testing.broker import private_broker, rabbitmqctl
+from dps_common.testing.broker import private_broker, publish_one, rabbitmqctl
 from dps_common.testing.services import fresh_vhost
 
 PEPPER = b"p" * 32
@@ -120,8 +120,8 @@ def test_every_process_drops_a_revoked_or_rotated_key_at_once(subscribed, publis
             authenticator.authenticate(key)  # cached for 10 minutes
     del keys.active[key_id_of(revoked)], keys.active[key_id_of(rotated)]  # changed in the database
 
-    publisher.publish(event(KEY_REVOKED, revoked))
-    publisher.publish(event(KEY_ROTATED, rotated))
+    publish_one(publisher, event(KEY_REVOKED, revoked))
+    publish_one(publisher, event(KEY_ROTATED, rotated))
 
     for authenticator in processes:
         eventually(lambda a=authenticator: rejects(a, revoked) and rejects(a, rotated), "key events not applied")
@@ -142,7 +142,7 @@ def test_other_and_malformed_messages_leave_the_cache_alone(subscribed, publishe
         other = dumps(envelope("quote.created", uuid4(), {"keyId": key_id_of(key)}))  # not bound: never arrives
         producer.publish(other, exchange=EXCHANGE, routing_key="quote.created", content_type="application/json")
     del keys.active[key_id_of(key)]
-    publisher.publish(event(KEY_REVOKED, key))  # the thread still works after the bad ones
+    publish_one(publisher, event(KEY_REVOKED, key))  # the thread still works after the bad ones
     eventually(lambda: rejects(authenticator, key), "the revocation after the bad messages was not applied")
     assert keys.loads == loads + 1 and subscriber.subscribed.is_set()
 
@@ -221,7 +221,7 @@ def test_a_resubscription_after_a_broker_restart_empties_the_cache():
             del keys.active[key_id_of(later)]
             publisher = EventPublisher(broker.url, EXCHANGE)
             try:
-                publisher.publish(event(KEY_REVOKED, later))
+                publish_one(publisher, event(KEY_REVOKED, later))
             finally:
                 publisher.close()
             eventually(lambda: rejects(authenticator, later), "events after the reconnect not applied")

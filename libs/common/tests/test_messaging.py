@@ -28,7 +28,7 @@ from dps_common.messaging import (
 )
 from dps_common.messaging import filesystem as filesystem_transport
 from dps_common.messaging.confirms import BatchConfirms
-from dps_common.testing.broker import PrivateBroker, private_broker
+from dps_common.testing.broker import PrivateBroker, private_broker, publish_one
 from dps_common.testing.services import fresh_vhost
 
 EXCHANGE = "test.events"
@@ -71,7 +71,7 @@ def test_publish_is_the_envelope_as_persistent_json_routed_by_type(amqp_url: str
     with connect(amqp_url) as connection:
         quotes, everything, other = bound_queue(connection, "quote.*"), bound_queue(connection), bound_queue(connection, "deal.*")
         with closing(EventPublisher(amqp_url, EXCHANGE)) as publisher:
-            publisher.publish(event)
+            publish_one(publisher, event)
         [message] = received(connection, quotes)
         assert [m.body for m in received(connection, everything)] == [message.body]
         assert received(connection, other) == []
@@ -88,8 +88,8 @@ def test_an_event_no_queue_is_bound_for_is_a_failure_not_a_silent_drop(amqp_url:
         bound_queue(connection, "quote.*", exchange="test.unrouted")
     with closing(EventPublisher(amqp_url, "test.unrouted")) as publisher:
         with pytest.raises(PublishFailed, match="no queue"):
-            publisher.publish(envelope("nobody.listens", uuid4(), {}))
-        publisher.publish(envelope("quote.created", uuid4(), {}))  # the connection is still usable
+            publish_one(publisher, envelope("nobody.listens", uuid4(), {}))
+        publish_one(publisher, envelope("quote.created", uuid4(), {}))  # the connection is still usable
 
 
 def outgoing(event_type: str, n: int) -> OutgoingEvent:
@@ -173,11 +173,11 @@ def test_publish_fails_while_the_broker_is_down_and_works_again_after(broker: Pr
     with connect(amqp_url) as connection:
         queue = bound_queue(connection, exchange="test.restart")
     with closing(EventPublisher(amqp_url, "test.restart")) as publisher:
-        publisher.publish(envelope("quote.created", uuid4(), {"n": 1}))
+        publish_one(publisher, envelope("quote.created", uuid4(), {"n": 1}))
         with broker.stopped():
             with pytest.raises(PublishFailed):
-                publisher.publish(envelope("quote.created", uuid4(), {"n": 2}))
-        publisher.publish(envelope("quote.created", uuid4(), {"n": 3}))  # reconnects by itself
+                publish_one(publisher, envelope("quote.created", uuid4(), {"n": 2}))
+        publish_one(publisher, envelope("quote.created", uuid4(), {"n": 3}))  # reconnects by itself
     with connect(amqp_url) as connection:
         assert [json.loads(m.body)["data"]["n"] for m in received(connection, queue)] == [1, 3]
 
@@ -186,8 +186,9 @@ PUBLISH_FROM_ANOTHER_PROCESS = """
 import sys, uuid
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
+from dps_common.testing.broker import publish_one
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
-publisher.publish(envelope("quote.approved", uuid.UUID(sys.argv[3]), {"from": "child"}))
+publish_one(publisher, envelope("quote.approved", uuid.UUID(sys.argv[3]), {"from": "child"}))
 publisher.close()
 """
 
@@ -214,8 +215,8 @@ def test_filesystem_transport_refuses_an_event_no_queue_is_bound_for(tmp_path) -
         quotes = bound_queue(connection, "quote.*", exchange="test.fs.unrouted")
         with closing(EventPublisher(url, "test.fs.unrouted")) as publisher:
             with pytest.raises(PublishFailed, match="no queue"):
-                publisher.publish(envelope("deal.closed", uuid4(), {}))
-            publisher.publish(envelope("quote.created", uuid4(), {}))
+                publish_one(publisher, envelope("deal.closed", uuid4(), {}))
+            publish_one(publisher, envelope("quote.created", uuid4(), {}))
         assert [json.loads(m.body)["type"] for m in received(connection, quotes)] == ["quote.created"]
 
 
@@ -253,7 +254,7 @@ def test_filesystem_transport_consumers_never_see_a_message_before_it_is_complet
         in_progress = data / f"1_{uuid4()}.{quotes.name}.msg{filesystem_transport.PARTIAL_SUFFIX}"
         in_progress.write_bytes(b"")  # another publisher, mid-write
         with closing(EventPublisher(url, "test.fs.atomic")) as publisher:
-            publisher.publish(envelope("quote.created", uuid4(), {}))
+            publish_one(publisher, envelope("quote.created", uuid4(), {}))
         [message] = received(connection, quotes)
     assert json.loads(message.body)["type"] == "quote.created"
     assert opened_for_writing and not any(name.endswith(".msg") for name in opened_for_writing)

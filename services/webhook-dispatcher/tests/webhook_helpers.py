@@ -26,15 +26,9 @@ from dps_common.testing.services import fresh_database
 
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
+from dps_webhooks.db.work_queue import hold_pending, release_held
 from dps_webhooks.delivery.worker import DeliveryWorker
-from dps_webhooks.services.intake import (
-    IncomingEvent,
-    accept_event,
-    add_delivery,
-    hold_pending,
-    release_held,
-    store_event,
-)
+from dps_webhooks.services.intake import IncomingEvent, accept_events, add_delivery, store_event
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
 
@@ -69,6 +63,11 @@ def incoming(organization_id: UUID, event_type: str = "quote.approved", data: An
     """An api event as the consumer receives it (the shared envelope, serialised)."""
     data = data if data is not None else {"quoteId": str(uuid.uuid4()), "total": "100.00"}
     return IncomingEvent.from_envelope(dumps(envelope(event_type, organization_id, data)).decode())
+
+
+def accept_event(session: Session, event: IncomingEvent) -> int:
+    """Store one event and its deliveries as the consumer would; 0 when it was already accepted."""
+    return accept_events(session, [event]).deliveries
 
 
 def add_endpoint(

@@ -16,6 +16,7 @@ from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
+from dps_common.testing.broker import publish_one
 from dps_common.testing.services import fresh_vhost
 
 from dps_billing.app import key_authenticator
@@ -55,7 +56,7 @@ def publish(amqp_url: str, event_type: str, key: str) -> None:
     """What the api's outbox relay publishes after the admin command line changed the key."""
     publisher = EventPublisher(amqp_url, EXCHANGE)
     try:
-        publisher.publish(envelope(event_type, uuid4(), key_event_data(str(uuid4()), key.split("_")[1])))
+        publish_one(publisher, envelope(event_type, uuid4(), key_event_data(str(uuid4()), key.split("_")[1])))
     finally:
         publisher.close()
 

@@ -18,6 +18,8 @@ from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndp
 from dps_webhooks.schemas.deliveries import Delivery, DeliveryDetail, DeliveryList
 from dps_webhooks.services import intake
 
+from webhook_helpers import accept_event
+
 BASE = "/external/v1/webhook-configs"
 URL = "https://127.0.0.1:8443/hooks"
 DELIVERY_KEYS = {
@@ -38,7 +40,7 @@ def publish(tx, org, event_type="quote.approved", data=None):
     body = dumps(envelope(event_type, uuid.UUID(org.id), data or {"quoteId": str(uuid.uuid4())})).decode()
     event = intake.IncomingEvent.from_envelope(body)
     with tx() as session:
-        intake.accept_event(session, event)
+        accept_event(session, event)
     return str(event.id)
 
 

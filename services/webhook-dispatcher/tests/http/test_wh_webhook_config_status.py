@@ -15,6 +15,8 @@ from dps_common.json import dumps
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint
 from dps_webhooks.services import intake
 
+from webhook_helpers import accept_event
+
 BASE = "/external/v1/webhook-configs"
 URL = "https://127.0.0.1:8443/hooks"
 AUTO_REASON = "Disabled after 20 consecutive failed deliveries."
@@ -44,7 +46,7 @@ def publish(tx, org, event_type="quote.approved"):
     """An event from the api, as the consumer accepts it: one delivery per subscribed endpoint."""
     body = dumps(envelope(event_type, uuid.UUID(org.id), {"quoteId": str(uuid.uuid4())})).decode()
     with tx() as session:
-        intake.accept_event(session, intake.IncomingEvent.from_envelope(body))
+        accept_event(session, intake.IncomingEvent.from_envelope(body))
 
 
 def schedule(tx, endpoint):

@@ -22,7 +22,7 @@ from dps_common.db import Transactions
 from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect, events_exchange
-from dps_common.testing.broker import PrivateBroker, private_broker
+from dps_common.testing.broker import PrivateBroker, private_broker, publish_one
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import committed
 
@@ -105,7 +105,7 @@ def consumer(settings: Settings, database_url: str, events_queue: Queue) -> Iter
 @pytest.fixture
 def publish(settings: Settings) -> Iterator[Callable[[dict], None]]:
     publisher = EventPublisher(settings.amqp_url, EXCHANGE)
-    yield publisher.publish
+    yield lambda envelope: publish_one(publisher, envelope)
     publisher.close()
 
 
@@ -230,12 +230,12 @@ def test_the_consumer_rides_out_a_broker_restart(tx, consumer, settings, broker)
     publisher = EventPublisher(settings.amqp_url, EXCHANGE)
     try:
         for event in before:
-            publisher.publish(event)
+            publish_one(publisher, event)
         wait_for(lambda: stored_events(tx, [e["id"] for e in before]) == 5, "the first events are stored")
         broker.restart()
         publisher.close()  # its connection died with the broker
         for event in after:
-            publisher.publish(event)
+            publish_one(publisher, event)
     finally:
         publisher.close()
     wait_for(lambda: stored_events(tx, [e["id"] for e in after]) == 5, "the events after the restart are stored")
@@ -247,11 +247,12 @@ PUBLISH_WHEN_BOUND = """
 import sys, time, uuid
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, PublishFailed
+from dps_common.testing.broker import publish_one
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 event = envelope("quote.approved", uuid.UUID(sys.argv[3]), {"via": "filesystem"})
 for _ in range(300):  # until the consumer has bound its queue
     try:
-        publisher.publish(event)
+        publish_one(publisher, event)
         break
     except PublishFailed:
         time.sleep(0.1)

@@ -16,13 +16,12 @@ from dps_webhooks.services.intake import (
     MAX_PAYLOAD_BYTES,
     OVERSIZED_MESSAGE,
     IncomingEvent,
-    accept_event,
     accept_events,
     add_delivery,
     store_event,
 )
 
-from webhook_helpers import add_endpoint, incoming
+from webhook_helpers import accept_event, add_endpoint, incoming
 
 
 def deliveries(session, event: IncomingEvent) -> dict[UUID, tuple[str, bool]]:

@@ -21,6 +21,7 @@ from dps_common.db import Transactions
 from dps_common.errors import Unauthorized
 from dps_common.messaging import EventPublisher
 from dps_common.outbox.table import OUTBOX
+from dps_common.testing.broker import publish_one
 from dps_common.testing.processes import gunicorn
 from dps_common.testing.provisioning import Admin, Member, Org
 from dps_common.testing.services import fresh_vhost
@@ -121,7 +122,7 @@ def relay_key_event(api_outbox: Transactions, amqp_url: str, event_type: str, ke
         ).scalars()
     publisher = EventPublisher(amqp_url, EXCHANGE)
     try:
-        publisher.publish(envelope)
+        publish_one(publisher, envelope)
     finally:
         publisher.close()
 

@@ -17,6 +17,7 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect
 from dps_common.messaging.shards import routing_key, shard_of
+from dps_common.testing.broker import publish_one
 from dps_common.testing.services import fresh_vhost
 from dps_common.testing.transactions import committed
 from dps_common.testing.webhook_receiver import Receiver
@@ -97,7 +98,7 @@ def test_events_published_one_by_one_within_the_linger_are_stored_in_one_transac
     events = [envelope("quote.approved", organization_id, {"n": n}) for n in range(3)]
     try:
         for event in events:  # each confirmed before the next: three messages, apart in time
-            publisher.publish(event)
+            publish_one(publisher, event)
             time.sleep(0.1)
     finally:
         publisher.close()

@@ -17,6 +17,7 @@ import requests
 
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, connect
+from dps_common.testing.broker import publish_one
 from dps_common.testing.processes import free_port, scrape, wait_healthy
 from dps_common.testing.services import fresh_vhost
 from dps_common.testing.webhook_receiver import Receiver
@@ -77,7 +78,7 @@ def test_the_worker_serves_its_metrics_and_health(worker_env, store, tls_files, 
             wait_healthy(worker, origin)
             publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
             event = envelope("quote.approved", organization_id, {"total": "10.00"})
-            publisher.publish(event)
+            publish_one(publisher, event)
             publisher.close()
             event_id = UUID(str(event["id"]))
             receiver.wait_for(1, "/answers", timeout=WAIT_SECONDS)

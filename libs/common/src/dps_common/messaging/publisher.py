@@ -21,7 +21,6 @@ from uuid import UUID
 from kombu.connection import Connection
 from kombu.messaging import Producer
 
-from dps_common.json import dumps
 from dps_common.messaging.broker import DEFAULT_EVENTS_EXCHANGE, broker_errors, connect, events_exchange, redacted
 from dps_common.messaging.confirms import BatchConfirms
 
@@ -95,13 +94,6 @@ class EventPublisher:
             raise PublishFailed(f"cannot reach the broker at {redacted(self.url)}: {exc!r}") from exc
         self._connection, self._channel, self._producer, self._next_tag = connection, channel, producer, 1
         log.info("broker connected", extra={"broker": redacted(self.url), "exchange": self.exchange.name})
-
-    def publish(self, envelope: dict[str, Any]) -> None:
-        """Publish one event envelope and wait for the broker's confirm (raises ``PublishFailed``)."""
-        event = OutgoingEvent(str(envelope["id"]), str(envelope["type"]), dumps(envelope))
-        failure = self.publish_batch([event]).failure
-        if failure is not None:
-            raise failure
 
     def publish_batch(self, events: Sequence[OutgoingEvent]) -> Published:
         """Publish ``events`` and wait (at most ``CONFIRM_TIMEOUT_SECONDS``) for the broker's verdict

@@ -18,16 +18,27 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from kombu.connection import Connection
 
+from dps_common.json import dumps
+from dps_common.messaging.publisher import EventPublisher, OutgoingEvent
 from dps_common.testing.availability import unavailable
 from dps_common.testing.processes import free_port
 
 RABBITMQCTL_TIMEOUT_SECONDS = 120
 START_TIMEOUT_SECONDS = 120
 STOP_TIMEOUT_SECONDS = 60
+
+
+def publish_one(publisher: EventPublisher, envelope: dict[str, Any]) -> None:
+    """Publish one event envelope, as a service's relay would, and wait for the broker's confirm
+    (raises ``PublishFailed``). Services publish only through their outbox relay, in batches."""
+    failure = publisher.publish_batch([OutgoingEvent(str(envelope["id"]), str(envelope["type"]), dumps(envelope))]).failure
+    if failure is not None:
+        raise failure
 
 
 def rabbitmqctl(*args: str, check: bool = True, broker: PrivateBroker | None = None) -> subprocess.CompletedProcess[str]:

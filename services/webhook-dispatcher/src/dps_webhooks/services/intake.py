@@ -45,13 +45,7 @@ from dps_common.json import loads
 from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.base import Base
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL as DELIVERIES_CHANNEL
 from dps_webhooks.db.work_queue import Claimed, first_claim, notify_due
-from dps_webhooks.db.work_queue import hold_pending as hold_pending
-from dps_webhooks.db.work_queue import release_held as release_held
-
-# DELIVERIES_CHANNEL, hold_pending and release_held live with the work queue (the worker shares them);
-# they are re-exported so that the shared test helpers and the bench can still import them from here.
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
 OVERSIZED_MESSAGE = "The payload is larger than 1 MB; it is not delivered."
@@ -87,11 +81,6 @@ class IncomingEvent:
     @property
     def oversized(self) -> bool:
         return self.size > MAX_PAYLOAD_BYTES
-
-
-def accept_event(session: Session, event: IncomingEvent) -> int:
-    """Store one event and its deliveries; 0 when the event was already accepted."""
-    return accept_events(session, [event]).deliveries
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from dps_common.outbox.relay.batches import claim_unpublished
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService
 
-from api_orgs import Org, make_org
+from api_orgs import INTERNAL, Org, make_org
 from quote_helpers import API, QUOTES, create_quote, pricebook, product, quote_body
 
 PACTS = Path(__file__).resolve().parents[4] / "pacts"
@@ -118,6 +118,21 @@ class Seeds:
     def unknown_key(self, params: dict[str, Any]) -> dict[str, str]:
         return {"key": f"dps_{uuid.uuid4().hex[:12]}_{uuid.uuid4().hex}"}  # well formed, never issued
 
+    def active_person(self, params: dict[str, Any]) -> dict[str, str]:
+        org = self._org()
+        return {"email": f"admin@{org.name.lower().replace(' ', '-')}.example"}  # make_org's emails
+
+    def no_such_person(self, params: dict[str, Any]) -> dict[str, str]:
+        return {}
+
+    def console_credential(self, params: dict[str, Any]) -> dict[str, str]:
+        email = self.active_person(params)["email"]
+        resp = self._client.simulate_post(
+            f"{INTERNAL}/credentials", json={"email": email, "sessionId": str(uuid.uuid4())}, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert resp.status_code == 201, resp.json
+        return {"keyId": resp.json["keyId"]}
+
     def organization_without_the_quote(self, params: dict[str, Any]) -> dict[str, str]:
         return {"organizationId": str(self._org().id), "quoteId": params["quoteId"]}
 
@@ -125,7 +140,7 @@ class Seeds:
 @pytest.fixture
 def app(settings, tx, monkeypatch) -> Any:
     monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    return create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+    return create_app(dataclasses.replace(settings, internal_api_token=TOKEN, console_api_token=TOKEN), tx=tx)
 
 
 @pytest.fixture
@@ -143,6 +158,9 @@ def provider(app, seeds) -> Iterator[tuple[str, str]]:
         "an active integration key": seeds.active_key,
         "a revoked key": seeds.revoked_key,
         "an unknown key": seeds.unknown_key,
+        "an active person": seeds.active_person,
+        "no person with that email": seeds.no_such_person,
+        "a console credential": seeds.console_credential,
     }
     with served(app) as api, served(state_changes(states)) as state_url:
         yield api, state_url
@@ -170,6 +188,10 @@ def test_the_billing_connectors_quote_snapshot(provider):
 
 def test_the_key_introspection_clients_answers(provider):
     verify("key-introspection-client", provider)
+
+
+def test_the_consoles_calls(provider):
+    verify("console", provider)
 
 
 def published(tx, organization_id: str, event_type: str) -> Message:

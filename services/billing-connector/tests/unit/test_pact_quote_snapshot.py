@@ -26,7 +26,7 @@ from dps_common.errors import NotFound
 from dps_billing.domain.quote_snapshot import BillingFrequency, QuoteStatus
 from dps_billing.snapshots import SnapshotReader
 
-PACTS = Path(__file__).resolve().parents[4] / "pacts"
+PACTS = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts"
 PACT_FILE = PACTS / "billing-connector-api.json"
 ORG = "00000000-0000-4000-8000-000000000002"
 QUOTE = "00000000-0000-4000-8000-000000000001"

@@ -22,7 +22,7 @@ from pact import Pact, match
 
 from dps_webhooks.services.intake import IncomingEvent
 
-PACT_FILE = Path(__file__).resolve().parents[4] / "pacts" / "webhook-dispatcher-api.json"
+PACT_FILE = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts" / "webhook-dispatcher-api.json"
 ORG = "00000000-0000-4000-8000-000000000002"
 EVENT = "00000000-0000-4000-8000-000000000009"
 OCCURRED_AT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"

@@ -1,7 +1,9 @@
 """The api verifies what its consumers read from it, as their Pact contracts say (``pacts/`` at the
 repository root, written by the consumers' own tests): a real api server on a free port, each provider
-state seeded through a state-change endpoint that returns the ids it made (the verifier puts them in
-the requests' paths), and the pact core's verifier replaying every interaction against the server.
+state seeded through a state-change endpoint that returns the ids, emails and keys it made (the
+verifier puts them in the requests), and the pact core's verifier replaying every interaction against
+the server. The dispatcher's message pact is verified with the event the api's outbox relay would
+publish after a real approval (the body it claims from the outbox).
 
 A change of what the api serves that breaks what a consumer reads fails here.
 """

@@ -2,7 +2,7 @@
 reference page at ``/external/v1/docs`` shows above the operations). What every operation shares and
 no single operation says: authentication, errors and every ``code``, paging, idempotency, rate
 limits, webhooks and how to verify them, versioning. Every ``code`` the services answer is in the
-table (libs/common/tests/test_openapi_for_clients.py checks it against the sources)."""
+table (libs/common/tests/unit/test_openapi_for_clients.py checks it against the sources)."""
 
 from __future__ import annotations
 

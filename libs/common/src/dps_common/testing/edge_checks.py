@@ -133,7 +133,7 @@ def chunked_head(origin: str, path: str, headers: dict[str, str]) -> bytes:
 
 # Chunked bodies whose framing is broken: the server cannot tell where they end. (A body cut short by
 # the client closing its side is one too, but over TLS a client that half-closes cannot read the answer:
-# libs/common/tests/test_edge.py checks that case on the worker's body stream.)
+# libs/common/tests/integration/test_edge.py checks that case on the worker's body stream.)
 MALFORMED_CHUNKED_BODIES = {
     "bad-chunk-size": b"zz\r\n{}\r\n0\r\n\r\n",
     "missing-chunk-terminator": b"2\r\n{}XX0\r\n\r\n",

@@ -19,7 +19,7 @@ PYTEST := $(BIN)/python -m pytest
 TEST_WORKERS ?= auto
 MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
-.PHONY: run test tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
+.PHONY: run test test-fast tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
 .PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console bench-history
 
 $(RUN_STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
@@ -47,6 +47,10 @@ test: lint typecheck tests
 
 tests: $(STAMP) browser
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadscope
+
+# The fast part of the tests (README "Tests"): unit and in-process HTTP ones, PostgreSQL only.
+test-fast: $(STAMP)
+	$(PYTEST) -m "unit or http" -n $(TEST_WORKERS) --dist loadscope
 
 # The browser tests drive Debian's Chromium (Playwright's own download needs the internet): install
 # it where apt can, as root; elsewhere those tests skip, and fail under CI=true.

@@ -69,12 +69,34 @@ from sqlalchemy import Engine
 from dps_common import migrations
 from dps_common.db import Transactions, make_engine
 from dps_common.testing.browser import fresh_page, headless_chromium
+from dps_common.testing.levels import LEVELS, UnknownLevel, level_of
 from dps_common.testing.service import ServiceUnderTest, WsgiApp
 from dps_common.testing.services import fresh_database
 from dps_common.testing.transactions import rolled_back
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with its level from its folder (``dps_common.testing.levels``) where the
+    rootdir's pytest.ini registers the levels; a test in a folder without a level fails collection."""
+    if not any(line.split(":")[0].strip() == "unit" for line in config.getini("markers")):
+        return
+    rootdir = config.rootpath
+    unknown: list[str] = []
+    for item in items:
+        try:
+            level = level_of(item.path, rootdir)
+        except ValueError:  # outside the rootdir
+            continue
+        except UnknownLevel as error:
+            unknown.append(str(error))
+            continue
+        assert level in LEVELS
+        item.add_marker(level)
+    if unknown:
+        raise pytest.UsageError("\n".join(sorted(set(unknown))))
 
 
 @pytest.fixture(scope="session")

@@ -141,7 +141,7 @@ def test_the_introduction_covers_what_every_operation_shares():
         assert header in description, header
 
 
-_ROOT = Path(__file__).resolve().parents[3]
+_ROOT = Path(__file__).resolve().parents[4]
 _CODE = re.compile(r"""\bcode\s*=\s*["']([a-z_]+)["']|Failure\(\s*["']([a-z_]+)["']|invalid_field\([^)]*["']([a-z_]+)["']\)""")
 _POSITIONAL_CODE = re.compile(r"""\bProblem\(\s*\d{3}\s*,(?:[^()]|\([^()]*\))*?["']([a-z_]+)["']\s*,?\s*\)""")
 

@@ -38,7 +38,9 @@ def _kill_listeners(database_url: str) -> int:
     with psycopg.connect(sqlalchemy_url(database_url).replace("postgresql+psycopg", "postgresql"),
                          autocommit=True) as admin:
         return len(admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (LISTENER,)
+            # this database's listener only: another run's tests may listen under the same name
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()", (LISTENER,)
         ).fetchall())
 
 
@@ -86,6 +88,6 @@ def test_the_background_listener_sets_its_event_and_survives_a_killed_connection
         thread.join(WAIT_SECONDS)
     assert not thread.is_alive()
     with tx() as session:
-        listening = session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name"),
-                                    {"name": LISTENER}).scalar_one()
+        listening = session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name"
+                                         " AND datname = current_database()"), {"name": LISTENER}).scalar_one()
     assert listening == 0  # its connection closed with it

@@ -18,7 +18,7 @@ ROOT = Path("/repo")
     ("libs/common/tests/unit/test_settings.py", "unit"),
     ("libs/common/tests/http/test_bodies.py", "http"),
     ("libs/common/tests/integration/test_db.py", "integration"),
-    ("libs/common/tests/test_pact_key_introspection.py", "unit"),
+    ("libs/common/tests/unit/test_pact_key_introspection.py", "unit"),
     ("tests/contract/test_journeys.py", "contract"),
     ("tests/deploy/test_k8s.py", "deploy"),
     ("tools/dev-run/tests/test_quickstart.py", "integration"),
@@ -33,6 +33,7 @@ def test_a_test_has_the_level_of_its_folder(path: str, level: str) -> None:
     "services/api/tests/test_loose.py",
     "services/api/tests/smoke/test_smoke.py",
     "libs/common/tests/new_folder/test_thing.py",
+    "libs/common/tests/test_loose.py",
     "bench/test_bench.py",
 ])
 def test_a_test_in_a_folder_without_a_level_is_refused_by_name(path: str) -> None:

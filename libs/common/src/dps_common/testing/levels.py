@@ -29,10 +29,6 @@ _WHOLE_FOLDERS = {
     PurePosixPath("tests/stand-ins/billing-platform/tests"): "integration",
 }
 
-# Folders whose own files (not their subfolders') have one level: the top of libs/common/tests holds
-# only the key introspection client's pact consumer test (against the Pact mock server).
-_OWN_FILES = {PurePosixPath("libs/common/tests"): "unit"}
-
 
 class UnknownLevel(Exception):
     pass
@@ -47,8 +43,6 @@ def level_of(path: Path, rootdir: Path) -> str:
             return ancestor.name
         if ancestor in _WHOLE_FOLDERS:
             return _WHOLE_FOLDERS[ancestor]
-    if folder in _OWN_FILES:
-        return _OWN_FILES[folder]
     raise UnknownLevel(
         f"{relative}: its folder has no test level; put it in a tests/<level> folder ({', '.join(sorted(_LEVEL_FOLDERS))})"
         " or give the folder a level in dps_common.testing.levels"

@@ -12,8 +12,6 @@ change of what the client reads fails here until the pact file is rewritten:
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,9 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import INTROSPECTION_PATH, IntrospectingAuthenticator
 from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
+from dps_common.testing.pacts import ConsumerContract
 
-PACT_FILE = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts" / "key-introspection-client-api.json"
+CONTRACT = ConsumerContract("key-introspection-client")
 TOKEN = "client-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)
 KEY_RE = r"^dps_[A-Za-z0-9-]+_\S+$"
 ORG = "00000000-0000-4000-8000-000000000002"
@@ -43,27 +42,12 @@ def presented(example: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Where each test's interaction is written; at the end, compared with the committed pact."""
-    written = tmp_path_factory.mktemp("pacts")
-    yield written
-    recorded = json.loads((written / PACT_FILE.name).read_text())
-    if os.environ.get("PACT_WRITE"):
-        PACT_FILE.parent.mkdir(exist_ok=True)
-        PACT_FILE.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n")
-    committed = json.loads(PACT_FILE.read_text())["interactions"]
-    # each interaction this run recorded is in the committed pact as recorded (-k may select some)
-    changed = [i["description"] for i in recorded["interactions"] if i not in committed]
-    assert not changed, (
-        f"{changed}: what the introspection client reads changed: rewrite {PACT_FILE} with PACT_WRITE=1 and commit it"
-    )
+    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
 
 
 @pytest.fixture
 def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    pact = Pact("key-introspection-client", "api").with_specification("V4")
-    yield pact
-    pact.write_file(recorded)  # merged with the module's other interactions
+    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def expect(pact: Pact, description: str, state: str, key: str, answer: dict[str, Any]) -> None:

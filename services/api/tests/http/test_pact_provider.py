@@ -16,7 +16,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import falcon.testing
@@ -27,6 +26,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dps_common.outbox.relay.batches import claim_unpublished
+from dps_common.testing.pacts import PACTS
 
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService
@@ -34,7 +34,6 @@ from dps_api.services.identity import IdentityService
 from api_orgs import INTERNAL, Org, make_org
 from quote_helpers import API, QUOTES, create_quote, pricebook, product, quote_body
 
-PACTS = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts"
 TOKEN = "provider-token-0123456789abcdef0123456789abcdef"  # the api's own, not the one in the pact
 
 State = Callable[[dict[str, Any]], dict[str, str]]

@@ -9,8 +9,6 @@ fails here until the pact file is rewritten: ``PACT_WRITE=1 pytest <this file>``
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -22,12 +20,12 @@ from pact import Pact, generate, match
 from pact.match.matcher import GenericMatcher
 
 from dps_common.errors import NotFound
+from dps_common.testing.pacts import ConsumerContract
 
 from dps_billing.domain.quote_snapshot import BillingFrequency, QuoteStatus
 from dps_billing.snapshots import SnapshotReader
 
-PACTS = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts"
-PACT_FILE = PACTS / "billing-connector-api.json"
+CONTRACT = ConsumerContract("billing-connector")
 ORG = "00000000-0000-4000-8000-000000000002"
 QUOTE = "00000000-0000-4000-8000-000000000001"
 TOKEN = "connector-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)
@@ -101,27 +99,12 @@ BEARER = match.regex(f"Bearer {TOKEN}", regex=r"^Bearer \S+$")
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Where each test's interaction is written; at the end, compared with the committed pact."""
-    written = tmp_path_factory.mktemp("pacts")
-    yield written
-    recorded = json.loads((written / PACT_FILE.name).read_text())
-    if os.environ.get("PACT_WRITE"):
-        PACT_FILE.parent.mkdir(exist_ok=True)
-        PACT_FILE.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n")
-    committed = json.loads(PACT_FILE.read_text())["interactions"]
-    # each interaction this run recorded is in the committed pact as recorded (-k may select some)
-    changed = [i["description"] for i in recorded["interactions"] if i not in committed]
-    assert not changed, (
-        f"{changed}: what the connector reads changed: rewrite {PACT_FILE} with PACT_WRITE=1 and commit it"
-    )
+    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
 
 
 @pytest.fixture
 def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    pact = Pact("billing-connector", "api").with_specification("V4")
-    yield pact
-    pact.write_file(recorded)  # merged with the module's other interactions
+    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def test_the_connector_reads_an_approved_quote(pact: Pact):

@@ -10,8 +10,6 @@ and the verifier puts them in the requests. What is recorded is compared with th
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +18,12 @@ import pytest
 from pact import Pact, generate, match
 from pact.match.matcher import GenericMatcher
 
+from dps_common.testing.pacts import ConsumerContract
+
 from dps_console.services.backends import Backends
 from dps_console.services.credentials import PREFIX, ConsoleCredentials
 
-PACT_FILE = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts" / "console-api.json"
+CONTRACT = ConsumerContract("console")
 TOKEN = "console-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)
 BEARER = match.regex(f"Bearer {TOKEN}", regex=r"^Bearer \S+$")
 EMAIL = "admin@initech.example"
@@ -36,24 +36,12 @@ def from_state(example: str, regex: str, expression: str) -> GenericMatcher[str]
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    written = tmp_path_factory.mktemp("pacts")
-    yield written
-    recorded = json.loads((written / PACT_FILE.name).read_text())
-    if os.environ.get("PACT_WRITE"):
-        PACT_FILE.parent.mkdir(exist_ok=True)
-        PACT_FILE.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n")
-    committed = json.loads(PACT_FILE.read_text())["interactions"]
-    # each interaction this run recorded is in the committed pact as recorded (-k may select some)
-    changed = [i["description"] for i in recorded["interactions"] if i not in committed]
-    assert not changed, f"{changed}: what the console reads changed: rewrite {PACT_FILE} with PACT_WRITE=1 and commit it"
+    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
 
 
 @pytest.fixture
 def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    pact = Pact("console", "api").with_specification("V4")
-    yield pact
-    pact.write_file(recorded)
+    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def credentials(url: str) -> ConsoleCredentials:

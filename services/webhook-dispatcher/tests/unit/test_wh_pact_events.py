@@ -10,8 +10,6 @@ What is recorded is compared with the committed file: ``PACT_WRITE=1 pytest <thi
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,11 @@ from uuid import UUID
 import pytest
 from pact import Pact, match
 
+from dps_common.testing.pacts import ConsumerContract
+
 from dps_webhooks.services.intake import IncomingEvent
 
-PACT_FILE = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts" / "webhook-dispatcher-api.json"
+CONTRACT = ConsumerContract("webhook-dispatcher")
 ORG = "00000000-0000-4000-8000-000000000002"
 EVENT = "00000000-0000-4000-8000-000000000009"
 OCCURRED_AT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"
@@ -30,26 +30,12 @@ OCCURRED_AT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    written = tmp_path_factory.mktemp("pacts")
-    yield written
-    recorded = json.loads((written / PACT_FILE.name).read_text())
-    if os.environ.get("PACT_WRITE"):
-        PACT_FILE.parent.mkdir(exist_ok=True)
-        PACT_FILE.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n")
-    committed = json.loads(PACT_FILE.read_text())["interactions"]
-    # each interaction this run recorded is in the committed pact as recorded (-k may select some)
-    changed = [i["description"] for i in recorded["interactions"] if i not in committed]
-    assert not changed, (
-        f"{changed}: what the dispatcher reads changed: rewrite {PACT_FILE} with PACT_WRITE=1 and commit it"
-    )
+    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
 
 
 @pytest.fixture
 def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    pact = Pact("webhook-dispatcher", "api").with_specification("V4")
-    yield pact
-    pact.write_file(recorded)
+    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def envelope(event_type: str) -> dict[str, Any]:

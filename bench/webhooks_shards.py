@@ -41,7 +41,7 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect
 from dps_common.messaging.shards import routing_key
-from dps_common.testing.services import fresh_vhost
+from dps_testing.services import fresh_vhost
 
 from dps_webhooks.consumer import events_queue
 from dps_webhooks.db.migrate import upgrade

@@ -27,8 +27,8 @@ from servers import CLOCK_TICKS, free_port
 from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
 from dps_common.ids import new_id
-from dps_common.testing.processes import write_tls_files
-from dps_common.testing.services import fresh_vhost
+from dps_testing.processes import write_tls_files
+from dps_testing.services import fresh_vhost
 
 from dps_api.db.migrate import upgrade as upgrade_api
 from dps_api.services.identity import IdentityService

@@ -38,11 +38,11 @@ from contract_billing import (
 from kombu.connection import Connection
 
 from dps_common.crypto import new_key
-from dps_common.testing.processes import bound_listener, gunicorn, stop, write_tls_files
-from dps_common.testing.provisioning import Admin, Member, Org
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.services import fresh_database, fresh_vhost
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.processes import bound_listener, gunicorn, stop, write_tls_files
+from dps_testing.provisioning import Admin, Member, Org
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.services import fresh_database, fresh_vhost
+from dps_testing.webhook_receiver import Receiver
 
 from dps_api.db.migrate import upgrade
 from dps_billing_stand_in import BillingStandIn

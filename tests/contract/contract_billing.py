@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from dps_common.openapi.components import inline_refs
-from dps_common.testing.provisioning import Member, Org
+from dps_testing.provisioning import Member, Org
 
 from dps_billing_stand_in import BillingStandIn
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from dps_common.testing.provisioning import Member
+from dps_testing.provisioning import Member
 
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
 INVALID_KEY = "Invalid API key."

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from dps_common.testing.provisioning import Org
-from dps_common.testing.webhook_receiver import Received, Receiver
+from dps_testing.provisioning import Org
+from dps_testing.webhook_receiver import Received, Receiver
 
 import contract_data as data
 from contract_client import Api

@@ -19,7 +19,7 @@ from uuid import uuid4
 import pytest
 from contract_billing import SECRET_KEY, WEBHOOK_SECRET
 
-from dps_common.testing.secrets_at_rest import scan_for_secrets
+from dps_testing.secrets_at_rest import scan_for_secrets
 
 import contract_data as data
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from dps_common.testing.processes import gunicorn
-from dps_common.testing.provisioning import Admin, Member
+from dps_testing.processes import gunicorn
+from dps_testing.provisioning import Admin, Member
 
 from contract_client import INVALID_KEY
 

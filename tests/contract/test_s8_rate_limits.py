@@ -17,8 +17,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from dps_common.testing.processes import gunicorn
-from dps_common.testing.rate_limits import closed_port_url, key_prefix, redis_url
+from dps_testing.processes import gunicorn
+from dps_testing.rate_limits import closed_port_url, key_prefix, redis_url
 
 from contract_client import INVALID_KEY, Api, assert_problem
 

@@ -22,8 +22,8 @@ import requests
 from jsonschema import Draft202012Validator
 
 from dps_common.openapi.components import inline_refs
-from dps_common.testing.openapi_checks import openapi_errors
-from dps_common.testing.processes import gunicorn
+from dps_testing.openapi_checks import openapi_errors
+from dps_testing.processes import gunicorn
 
 DOCUMENT = "/external/v1/openapi.json"
 

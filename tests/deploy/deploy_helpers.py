@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from dps_common.testing.availability import unavailable
+from dps_testing.availability import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from deploy_helpers import COMPOSE_FILE, ROOT, compose, load_module
 
-from dps_common.testing.availability import unavailable
+from dps_testing.availability import unavailable
 
 MAKE_ENV = load_module(ROOT / "deploy" / "compose" / "make_env.py")
 SECRET_NAMES = [name for name, _, _ in MAKE_ENV.SECRETS]

@@ -10,7 +10,7 @@ import sys
 import psycopg
 from deploy_helpers import K8S
 
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 from dps_billing.db.migrate import upgrade
 

@@ -1,4 +1,4 @@
-"""What the api's suite tells the test plugin (``dps_common.testing.plugin``, which provides the
+"""What the api's suite tells the test plugin (``dps_testing.plugin``, which provides the
 migrated database, the rolled-back transaction per test, ``app`` and ``client``), and an
 organization with a key of each role."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import falcon
 import pytest
 
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.service import ServiceUnderTest
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.service import ServiceUnderTest
 
 from dps_api.app import create_app
 from dps_api.db import models  # noqa: F401  (every table on the metadata)

@@ -18,7 +18,7 @@ import requests
 import stripe
 from sqlalchemy import text
 
-from dps_common.testing.events import assert_documented_event
+from dps_testing.events import assert_documented_event
 
 from dps_billing.domain.quote_snapshot import (
     BillingFrequency,

@@ -1,4 +1,4 @@
-"""What the connector's suite tells the test plugin (``dps_common.testing.plugin`` provides the
+"""What the connector's suite tells the test plugin (``dps_testing.plugin`` provides the
 migrated database, a rolled-back transaction per test, ``app`` and ``client``), and the real HTTP
 servers around it:
 
@@ -22,9 +22,9 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from dps_common.crypto import new_key
 from dps_common.db import Transactions
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.service import ServiceUnderTest
-from dps_common.testing.transactions import committed
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.service import ServiceUnderTest
+from dps_testing.transactions import committed
 
 from dps_billing.app import create_app
 from dps_billing.db import models  # noqa: F401  (every table on the metadata)

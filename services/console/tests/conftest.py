@@ -1,4 +1,4 @@
-"""What the console's suite tells the test plugin (``dps_common.testing.plugin`` provides the
+"""What the console's suite tells the test plugin (``dps_testing.plugin`` provides the
 migrated console database, a rolled-back transaction per test, ``app`` and ``client``), and the real
 servers around it: the api (gunicorn over HTTPS on its own database, organizations provisioned with
 its admin command line), the webhook dispatcher and the billing connector (their own apps on real
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from dps_common.crypto import new_key
-from dps_common.testing.processes import gunicorn, write_tls_files
-from dps_common.testing.provisioning import Admin, Org
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.service import ServiceUnderTest
-from dps_common.testing.services import fresh_database
+from dps_testing.processes import gunicorn, write_tls_files
+from dps_testing.provisioning import Admin, Org
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.service import ServiceUnderTest
+from dps_testing.services import fresh_database
 
 from dps_console.app import create_app
 from dps_console.db.models import Base

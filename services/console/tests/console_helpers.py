@@ -18,7 +18,7 @@ from urllib.parse import urlencode, urlsplit
 import falcon.testing
 from aiosmtpd.controller import Controller
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 CSRF = re.compile(r'name="csrf" value="([^"]*)"')
 LINK = re.compile(r"https?://\S+/sign-in/link\?token=[A-Za-z0-9_-]+")

@@ -1,4 +1,4 @@
-"""What the dispatcher's suite tells the test plugin (``dps_common.testing.plugin``, which provides
+"""What the dispatcher's suite tells the test plugin (``dps_testing.plugin``, which provides
 the migrated database, the rolled-back transaction per test, ``app`` and ``client``; tests that run
 workers in other threads or processes use committed data on their own database instead), and a
 real api (gunicorn over HTTPS, its own database) that the dispatcher asks to check keys,
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from dps_common.crypto import new_key
-from dps_common.testing.processes import gunicorn, write_tls_files
-from dps_common.testing.provisioning import Admin, Org
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.service import ServiceUnderTest
-from dps_common.testing.services import fresh_database
+from dps_testing.processes import gunicorn, write_tls_files
+from dps_testing.provisioning import Admin, Org
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.service import ServiceUnderTest
+from dps_testing.services import fresh_database
 
 from dps_webhooks.app import create_app
 from dps_webhooks.db import models  # noqa: F401  (every table on the metadata)

@@ -22,7 +22,7 @@ from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
 from dps_common.events.envelope import envelope
 from dps_common.json import dumps
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint

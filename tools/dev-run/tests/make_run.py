@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 READY_SECONDS = 300  # a first start: initdb, four services' migrations, the seed, ten processes

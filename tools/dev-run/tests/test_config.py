@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 from dps_dev.config import ConfigError, RunConfig
 from dps_dev.databases import Databases

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 BIN = Path(sys.executable).parent / "dealpricing-dev"
 

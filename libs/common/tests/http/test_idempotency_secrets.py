@@ -29,9 +29,9 @@ from dps_common.http.operations import Operation
 from dps_common.idempotency import IdempotencyStore, idempotency_table
 from dps_common.idempotency.migration import create_idempotency_keys, scope_idempotency_keys_by_client
 from dps_common.idempotency.redaction import NOTICE_FIELD, redacted
-from dps_common.testing.migrations import migrated
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import committed
+from dps_testing.migrations import migrated
+from dps_testing.services import fresh_database
+from dps_testing.transactions import committed
 
 KEYS = idempotency_table(new_metadata())
 RENEWAL = "POST /signing-keys/{id}/rotate"

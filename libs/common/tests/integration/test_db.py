@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from dps_common.db import Transactions, make_engine
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,8 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import Backoff, EventPublisher, connect, events_exchange
 from dps_common.messaging.subscriber import Subscriber, queue_name
-from dps_common.testing.broker import private_broker, publish_one, rabbitmqctl
-from dps_common.testing.services import fresh_vhost
+from dps_testing.broker import private_broker, publish_one, rabbitmqctl
+from dps_testing.services import fresh_vhost
 
 PEPPER = b"p" * 32
 EXCHANGE = "dps.events"

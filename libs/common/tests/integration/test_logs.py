@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 # A POSIX zone 5 h 45 min east of UTC (no tz database needed): local time would show in every line.

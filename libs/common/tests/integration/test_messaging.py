@@ -28,8 +28,8 @@ from dps_common.messaging import (
 )
 from dps_common.messaging import filesystem as filesystem_transport
 from dps_common.messaging.confirms import BatchConfirms
-from dps_common.testing.broker import PrivateBroker, private_broker, publish_one
-from dps_common.testing.services import fresh_vhost
+from dps_testing.broker import PrivateBroker, private_broker, publish_one
+from dps_testing.services import fresh_vhost
 
 EXCHANGE = "test.events"
 
@@ -186,7 +186,7 @@ PUBLISH_FROM_ANOTHER_PROCESS = """
 import sys, uuid
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
-from dps_common.testing.broker import publish_one
+from dps_testing.broker import publish_one
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 publish_one(publisher, envelope("quote.approved", uuid.UUID(sys.argv[3]), {"from": "child"}))
 publisher.close()

@@ -37,11 +37,11 @@ from dps_common.outbox.migration import create_outbox, create_outbox_current, dr
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_common.outbox.relay.batches import claim_unpublished
 from dps_common.settings import SettingsError
-from dps_common.testing.broker import PrivateBroker, private_broker
-from dps_common.testing.migrations import migrated
-from dps_common.testing.processes import free_port, scrape, wait_healthy
-from dps_common.testing.services import fresh_database, fresh_vhost
-from dps_common.testing.transactions import committed
+from dps_testing.broker import PrivateBroker, private_broker
+from dps_testing.migrations import migrated
+from dps_testing.processes import free_port, scrape, wait_healthy
+from dps_testing.services import fresh_database, fresh_vhost
+from dps_testing.transactions import committed
 
 EXCHANGE = "test.relay.events"
 RELAY_APPLICATION = "dps-outbox-relay-test"  # the LISTEN connection's name starts the same way

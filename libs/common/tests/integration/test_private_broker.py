@@ -14,8 +14,8 @@ from kombu.connection import Connection
 from kombu.messaging import Producer
 
 from dps_common.messaging import connect
-from dps_common.testing.broker import PrivateBroker, private_broker, queue_counts
-from dps_common.testing.services import amqp_server_url
+from dps_testing.broker import PrivateBroker, private_broker, queue_counts
+from dps_testing.services import amqp_server_url
 
 
 @pytest.fixture(scope="module")

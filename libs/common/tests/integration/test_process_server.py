@@ -10,7 +10,7 @@ import requests
 from prometheus_client import Counter
 
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 INCREMENTS = Counter("dps_test_process_server_increments_total", "Incremented by the process server's tests")
 

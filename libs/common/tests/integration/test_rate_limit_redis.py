@@ -19,7 +19,7 @@ from limits import parse
 
 from dps_common.ratelimit.budget import DECISIONS, METRIC_BATCH, STORE_TAKES, Budget, Decision, Policy
 from dps_common.ratelimit.counters import RedisCounter, Window
-from dps_common.testing.rate_limits import closed_port_url, key_prefix, redis_url
+from dps_testing.rate_limits import closed_port_url, key_prefix, redis_url
 
 LIMIT = "120/minute"
 

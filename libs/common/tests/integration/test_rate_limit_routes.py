@@ -20,7 +20,7 @@ from dps_common.errors import Unauthorized
 from dps_common.http.app import API_PREFIX, Api
 from dps_common.http.operations import Operation
 from dps_common.ratelimit.settings import RateLimitSettings
-from dps_common.testing.rate_limits import key_prefix, redis_url
+from dps_testing.rate_limits import key_prefix, redis_url
 
 ADDRESS = "198.51.100.20"
 GOOD_KEY = "dps_goodkey1_" + "g" * 40

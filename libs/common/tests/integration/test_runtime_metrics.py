@@ -24,9 +24,9 @@ from dps_common.outbox import outbox_table  # noqa: F401  (the table the row goe
 from dps_common.outbox.migration import create_outbox_current
 from dps_common.outbox.table import OUTBOX
 from dps_common.runtime_metrics import MeteredQueuePool
-from dps_common.testing.migrations import migrated
-from dps_common.testing.processes import free_port
-from dps_common.testing.services import fresh_database
+from dps_testing.migrations import migrated
+from dps_testing.processes import free_port
+from dps_testing.services import fresh_database
 
 APP = '''
 import falcon

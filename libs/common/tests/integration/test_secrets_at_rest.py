@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from dps_common.db import sqlalchemy_url
-from dps_common.testing.secrets_at_rest import Finding, scan_for_secrets
-from dps_common.testing.services import fresh_database
+from dps_testing.secrets_at_rest import Finding, scan_for_secrets
+from dps_testing.services import fresh_database
 
 SECRET = "whsec_planted0123456789/+="
 

@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import text
 
 from dps_common.db import Transactions, sqlalchemy_url
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import committed
 from dps_common.wakeup import Wakeup, notify, wake_on_notify
+from dps_testing.services import fresh_database
+from dps_testing.transactions import committed
 
 CHANNEL = "dps_wakeup_test"
 LISTENER = "dps-wakeup-test-listen"

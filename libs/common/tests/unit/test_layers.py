@@ -1,4 +1,4 @@
-"""The layers of libs/common, and the layers check every service uses (``dps_common.testing.layers``).
+"""The layers of libs/common, and the layers check every service uses (``dps_testing.layers``).
 
 Code that serves no HTTP imports no falcon: the modules below are imported one after another in one
 fresh interpreter (so modules imported by other tests cannot hide an import), and the outbox relay
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dps_common.testing.layers import (
+from dps_testing.layers import (
     HTTP,
     PackageImports,
     Process,

@@ -1,11 +1,11 @@
-"""Each test's level marker comes from its folder (dps_common.testing.levels); a folder without one
+"""Each test's level marker comes from its folder (dps_testing.levels); a folder without one
 fails collection."""
 
 from pathlib import Path
 
 import pytest
 
-from dps_common.testing.levels import UnknownLevel, level_of
+from dps_testing.levels import UnknownLevel, level_of
 
 ROOT = Path("/repo")
 

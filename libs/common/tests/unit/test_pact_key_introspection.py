@@ -25,7 +25,7 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import INTROSPECTION_PATH, IntrospectingAuthenticator
 from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
-from dps_common.testing.pacts import ConsumerContract
+from dps_testing.pacts import ConsumerContract
 
 CONTRACT = ConsumerContract("key-introspection-client")
 TOKEN = "client-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)

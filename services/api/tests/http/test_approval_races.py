@@ -10,7 +10,7 @@ import falcon.testing
 import pytest
 
 from dps_common.db import Transactions, make_engine
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade

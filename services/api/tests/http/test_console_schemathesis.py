@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import schemathesis
 
-from dps_common.testing.openapi_checks import bounded_run, conforms
+from dps_testing.openapi_checks import bounded_run, conforms
 
 from api_orgs import TOKEN, sign_in
 

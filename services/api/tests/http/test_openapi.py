@@ -6,7 +6,7 @@ import re
 import pytest
 
 from dps_common.auth.scopes import Role
-from dps_common.testing.openapi_checks import (
+from dps_testing.openapi_checks import (
     assert_every_request_body_has_a_valid_example,
     assert_every_responder_documented,
     assert_missing_key_refused,

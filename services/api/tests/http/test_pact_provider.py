@@ -26,7 +26,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dps_common.outbox.relay.batches import claim_unpublished
-from dps_common.testing.pacts import PACTS
+from dps_testing.pacts import PACTS
 
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService

@@ -5,7 +5,7 @@ and schema-violating requests never answered with a server error."""
 import pytest
 import schemathesis
 
-from dps_common.testing.openapi_checks import bounded_run, conforms
+from dps_testing.openapi_checks import bounded_run, conforms
 
 schema = schemathesis.pytest.from_fixture("api_schema")
 

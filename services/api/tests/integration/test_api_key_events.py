@@ -19,8 +19,8 @@ from dps_common.events.catalogue import UnknownEventType
 from dps_common.events.envelope import is_internal
 from dps_common.messaging.subscriber import Subscriber
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
-from dps_common.testing.services import fresh_database, fresh_vhost
-from dps_common.testing.transactions import committed
+from dps_testing.services import fresh_database, fresh_vhost
+from dps_testing.transactions import committed
 
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade

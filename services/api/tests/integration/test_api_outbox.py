@@ -25,8 +25,8 @@ from sqlalchemy import select
 from dps_common.db import Transactions
 from dps_common.messaging import connect, events_exchange
 from dps_common.outbox.relay import OutboxRelay, RelaySettings
-from dps_common.testing.services import fresh_database, fresh_vhost
-from dps_common.testing.transactions import committed
+from dps_testing.services import fresh_database, fresh_vhost
+from dps_testing.transactions import committed
 
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade

@@ -15,7 +15,7 @@ from falcon import testing
 from sqlalchemy import Engine, func, select, text
 
 from dps_common.db import Transactions
-from dps_common.testing.transactions import committed
+from dps_testing.transactions import committed
 
 from dps_api.app import create_app
 from dps_api.db.models.quotes import Quote

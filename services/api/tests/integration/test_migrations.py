@@ -3,7 +3,7 @@ names follow the convention once, and the chain goes down to nothing (no table, 
 outbox's trigger function too) and up again. The checks are the plugin's, the same for every
 service."""
 
-from dps_common.testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
+from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
 
 def test_migrated_schema_matches_the_models(engine, dps_service):

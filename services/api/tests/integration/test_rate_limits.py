@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from dps_common.ratelimit.budget import DECISIONS
-from dps_common.testing.rate_limits import closed_port_url, key_prefix, redis_url
+from dps_testing.rate_limits import closed_port_url, key_prefix, redis_url
 
 from dps_api.db.models.catalog import Pricebook
 from dps_api.settings import Settings

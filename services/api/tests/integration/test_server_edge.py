@@ -1,5 +1,5 @@
 """The api as deployed: gunicorn with the production settings (``dps_common.gunicorn_conf``, two
-workers, TLS), against real slow and malformed clients on real sockets (``dps_common.testing.edge_checks``)."""
+workers, TLS), against real slow and malformed clients on real sockets (``dps_testing.edge_checks``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from dps_common.testing import edge_checks as edge
-from dps_common.testing.processes import gunicorn, write_tls_files
-from dps_common.testing.provisioning import Admin
-from dps_common.testing.rate_limits import UNTHROTTLED
+from dps_testing import edge_checks as edge
+from dps_testing.processes import gunicorn, write_tls_files
+from dps_testing.provisioning import Admin
+from dps_testing.rate_limits import UNTHROTTLED
 
 PEPPER = "edge-test-pepper-0123456789abcdef0123456789abcdef"
 WHOAMI = "/external/v1/whoami"
@@ -164,7 +164,7 @@ def test_a_malformed_chunked_body_to_a_route_that_takes_no_body_is_400_and_nothi
 
 def test_a_small_chunked_body_to_a_route_that_takes_no_body_is_read_and_ignored(origin, ca, key_headers, draft_quote):
     """Within the limit, a body the route does not take changes nothing: the submission runs."""
-    from dps_common.testing.slow_clients import connect, read_response
+    from dps_testing.slow_clients import connect, read_response
 
     with connect(origin, ca[1]) as sock:
         sock.sendall(edge.chunked_head(origin, f"{QUOTES}/{draft_quote}/approval", key_headers) + b"2\r\n{}\r\n0\r\n\r\n")
@@ -175,7 +175,7 @@ def test_a_small_chunked_body_to_a_route_that_takes_no_body_is_read_and_ignored(
 
 def test_a_connection_closes_only_when_told(origin, ca, key_headers):
     """Keep-alive still works: two requests on one connection, both answered."""
-    from dps_common.testing.slow_clients import connect, host_header, read_response
+    from dps_testing.slow_clients import connect, host_header, read_response
 
     with connect(origin, ca[1]) as sock:
         for _ in range(2):

@@ -1,5 +1,5 @@
 """The api's layers and its processes without HTTP, checked as every service's are
-(``dps_common.testing.layers``): entry points (the HTTP resources, ``routes``, ``app``, ``wsgi``, the
+(``dps_testing.layers``): entry points (the HTTP resources, ``routes``, ``app``, ``wsgi``, the
 command line, the seed) use the use cases (``services/``), which render through ``schemas/`` and store
 through ``db/``, both standing on the domain, which stands on nothing of the package and on no
 framework. The operator's command line (``dealpricing-admin``) loads no falcon; the api's outbox relay
@@ -7,7 +7,7 @@ framework. The operator's command line (``dealpricing-admin``) loads no falcon; 
 
 from __future__ import annotations
 
-from dps_common.testing.layers import LayersSuite, Process, ServiceLayers
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_api
 

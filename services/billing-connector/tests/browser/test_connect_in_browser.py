@@ -3,7 +3,7 @@ start URL (the connector's cookie binds the flow to the browser, then the stand-
 Install (or Cancel), and reads the connector's callback page. A reused or expired ``state``, or one
 completed in another browser, is refused with a page that says why.
 
-The browser is the test plugin's (``chromium`` and ``page``, ``dps_common.testing.browser``): the
+The browser is the test plugin's (``chromium`` and ``page``, ``dps_testing.browser``): the
 system's Chromium, never one Playwright downloads; without it the module skips, except under
 ``CI=true`` where that is a failure.
 """

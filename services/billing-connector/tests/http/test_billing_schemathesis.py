@@ -4,7 +4,7 @@ seeded): no server errors, every response valid against the documented schema, s
 import pytest
 import schemathesis
 
-from dps_common.testing.openapi_checks import bounded_run, conforms
+from dps_testing.openapi_checks import bounded_run, conforms
 
 schema = schemathesis.pytest.from_fixture("billing_schema")
 

@@ -16,8 +16,8 @@ from dps_common.auth.scopes import Role
 from dps_common.errors import Unauthorized
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
-from dps_common.testing.broker import publish_one
-from dps_common.testing.services import fresh_vhost
+from dps_testing.broker import publish_one
+from dps_testing.services import fresh_vhost
 
 from dps_billing.app import key_authenticator
 from dps_billing.settings import Settings

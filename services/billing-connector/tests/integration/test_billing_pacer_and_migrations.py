@@ -10,7 +10,7 @@ from uuid import uuid4
 import requests
 from sqlalchemy import text
 
-from dps_common.testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
+from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
 from dps_billing.worker.pacer import PostgresPacer
 

@@ -1,5 +1,5 @@
 """The connector's HTTP side as deployed: gunicorn with the production settings (two workers, TLS),
-against real slow and malformed clients on real sockets (``dps_common.testing.edge_checks``)."""
+against real slow and malformed clients on real sockets (``dps_testing.edge_checks``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dps_common.testing import edge_checks as edge
-from dps_common.testing.processes import gunicorn, write_tls_files
+from dps_testing import edge_checks as edge
+from dps_testing.processes import gunicorn, write_tls_files
 
 CONNECTION = "/external/v1/billing-connection"
 PLATFORM_WEBHOOKS = "/external/v1/billing-platform/webhooks"  # public: the body is read to check its signature

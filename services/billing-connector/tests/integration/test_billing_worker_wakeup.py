@@ -9,7 +9,7 @@ import time
 import pytest
 import requests
 
-from dps_common.testing.processes import free_port
+from dps_testing.processes import free_port
 
 from billing_helpers import connect, line, quote
 from push_helpers import request_push, wait_for, worker_process, worker_thread

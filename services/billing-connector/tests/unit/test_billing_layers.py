@@ -1,12 +1,12 @@
 """The connector's layers and its processes without HTTP, checked as every service's are
-(``dps_common.testing.layers``): the push worker (``dealpricing-billing worker``), put together as
+(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together as
 its command does, loads no falcon. The connector's outbox relay is the shared one, checked in
 libs/common."""
 
 from __future__ import annotations
 
 from dps_common.crypto import new_key
-from dps_common.testing.layers import LayersSuite, Process, ServiceLayers
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_billing
 

@@ -20,7 +20,7 @@ from pact import Pact, generate, match
 from pact.match.matcher import GenericMatcher
 
 from dps_common.errors import NotFound
-from dps_common.testing.pacts import ConsumerContract
+from dps_testing.pacts import ConsumerContract
 
 from dps_billing.domain.quote_snapshot import BillingFrequency, QuoteStatus
 from dps_billing.snapshots import SnapshotReader

@@ -27,11 +27,11 @@ import requests
 
 from dps_common import migrations
 from dps_common.crypto import new_key
-from dps_common.testing.browser import STEP_MS
-from dps_common.testing.processes import bound_listener, gunicorn
-from dps_common.testing.provisioning import Admin, Org
-from dps_common.testing.rate_limits import UNTHROTTLED
-from dps_common.testing.services import fresh_database
+from dps_testing.browser import STEP_MS
+from dps_testing.processes import bound_listener, gunicorn
+from dps_testing.provisioning import Admin, Org
+from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.services import fresh_database
 
 from console_helpers import Mailbox, late_served, served
 

@@ -2,7 +2,7 @@
 services' databases (the console's own included): a person signs in, issues and rotates a key and
 adds a webhook endpoint in the browser; every secret of the way (the sign-in link's token, the
 session cookie, the console credential, the keys, the signing secret) is then searched for in every
-row of every table (``dps_common.testing.secrets_at_rest``)."""
+row of every table (``dps_testing.secrets_at_rest``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from console_browser import ask_for_link, click_to, ok, open_link, secret_shown, sign_in
 
-from dps_common.testing.secrets_at_rest import scan_for_secrets
+from dps_testing.secrets_at_rest import scan_for_secrets
 
 from dps_console.app import create_app
 from dps_console.settings import Settings

@@ -223,7 +223,7 @@ def test_a_malformed_email_is_named_next_to_its_field(app):
 
 
 def test_a_mail_server_that_is_down_does_not_tell_known_emails_apart(make_settings, tx, org):
-    from dps_common.testing.processes import free_port
+    from dps_testing.processes import free_port
 
     app = create_app(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
     browser = Browser(app)
@@ -251,7 +251,7 @@ def test_the_command_line_prints_a_sign_in_link_for_a_known_person_only(settings
                              timeout=60)
     assert unknown.returncode == 1 and "no active user" in unknown.stderr
     # the printed link was committed by the command: it signs in
-    from dps_common.testing.transactions import committed
+    from dps_testing.transactions import committed
 
     from dps_console.settings import Settings
 

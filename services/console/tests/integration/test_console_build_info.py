@@ -10,7 +10,7 @@ from importlib import metadata
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from dps_common.testing.processes import gunicorn
+from dps_testing.processes import gunicorn
 
 
 def test_the_build_info_names_the_console_its_version_and_its_commit(settings_env, tls_files, tmp_path):

@@ -1,7 +1,7 @@
 """The console's Alembic tree: the models' schema exactly, constraints named by the convention, and
 down to nothing and up again."""
 
-from dps_common.testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
+from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
 
 def test_the_migrated_schema_is_the_models(engine, dps_service):

@@ -11,7 +11,7 @@ import sys
 
 import requests
 
-from dps_common.testing.processes import gunicorn
+from dps_testing.processes import gunicorn
 
 
 def test_gunicorn_serves_the_console_with_health_and_metrics(settings_env, tls_files, tmp_path):

@@ -1,5 +1,5 @@
 """The console's layers and its process without HTTP, checked as every service's are
-(``dps_common.testing.layers``): its domain imports no framework (no Falcon, SQLAlchemy, Jinja2,
+(``dps_testing.layers``): its domain imports no framework (no Falcon, SQLAlchemy, Jinja2,
 requests), its use cases no Falcon or Jinja2 (the pages are the resources' business), and its
 command line (``dealpricing-console purge`` / ``sign-in-link``), put together as it does, loads
 neither."""
@@ -7,7 +7,7 @@ neither."""
 from __future__ import annotations
 
 from dps_common.crypto import new_key
-from dps_common.testing.layers import LayersSuite, Process, ServiceLayers
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_console
 

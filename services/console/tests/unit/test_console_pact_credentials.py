@@ -18,7 +18,7 @@ import pytest
 from pact import Pact, generate, match
 from pact.match.matcher import GenericMatcher
 
-from dps_common.testing.pacts import ConsumerContract
+from dps_testing.pacts import ConsumerContract
 
 from dps_console.services.backends import Backends
 from dps_console.services.credentials import PREFIX, ConsoleCredentials

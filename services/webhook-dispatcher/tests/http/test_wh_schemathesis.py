@@ -4,7 +4,7 @@ no server errors, every response valid against the documented schema, status and
 import pytest
 import schemathesis
 
-from dps_common.testing.openapi_checks import bounded_run, conforms
+from dps_testing.openapi_checks import bounded_run, conforms
 
 schema = schemathesis.pytest.from_fixture("webhooks_schema")
 

@@ -19,9 +19,9 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.logs import JsonLineFormatter
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect
-from dps_common.testing.services import fresh_vhost
-from dps_common.testing.transactions import committed
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.services import fresh_vhost
+from dps_testing.transactions import committed
+from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks import consumer as consumer_module
 from dps_webhooks.consumer import EventConsumer

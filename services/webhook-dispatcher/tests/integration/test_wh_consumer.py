@@ -22,9 +22,9 @@ from dps_common.db import Transactions
 from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_common.messaging import EventPublisher, OutgoingEvent, connect, events_exchange
-from dps_common.testing.broker import PrivateBroker, private_broker, publish_one
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import committed
+from dps_testing.broker import PrivateBroker, private_broker, publish_one
+from dps_testing.services import fresh_database
+from dps_testing.transactions import committed
 
 from dps_webhooks import consumer as consumer_module
 from dps_webhooks.consumer import EventConsumer
@@ -247,7 +247,7 @@ PUBLISH_WHEN_BOUND = """
 import sys, time, uuid
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, PublishFailed
-from dps_common.testing.broker import publish_one
+from dps_testing.broker import publish_one
 publisher = EventPublisher(sys.argv[1], sys.argv[2])
 event = envelope("quote.approved", uuid.UUID(sys.argv[3]), {"via": "filesystem"})
 for _ in range(300):  # until the consumer has bound its queue

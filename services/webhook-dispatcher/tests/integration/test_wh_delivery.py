@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.services.intake import accept_events
 

@@ -26,9 +26,9 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import func, select
 
 from dps_common.events.envelope import envelope
-from dps_common.testing.broker import PrivateBroker, private_broker
-from dps_common.testing.services import fresh_database
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.broker import PrivateBroker, private_broker
+from dps_testing.services import fresh_database
+from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.settings import Settings

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from dps_common import migrations
 from dps_common.db import sqlalchemy_url
 from dps_common.ids import new_id
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 from dps_webhooks.db import partitions
 

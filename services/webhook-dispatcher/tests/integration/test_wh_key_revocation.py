@@ -21,11 +21,11 @@ from dps_common.db import Transactions
 from dps_common.errors import Unauthorized
 from dps_common.messaging import EventPublisher
 from dps_common.outbox.table import OUTBOX
-from dps_common.testing.broker import publish_one
-from dps_common.testing.processes import gunicorn
-from dps_common.testing.provisioning import Admin, Member, Org
-from dps_common.testing.services import fresh_vhost
-from dps_common.testing.transactions import committed
+from dps_testing.broker import publish_one
+from dps_testing.processes import gunicorn
+from dps_testing.provisioning import Admin, Member, Org
+from dps_testing.services import fresh_vhost
+from dps_testing.transactions import committed
 
 from dps_webhooks.app import key_authenticator
 from dps_webhooks.settings import Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.db.work_queue import claim_due

@@ -2,7 +2,7 @@
 models, constraint names follow the convention once, and the chain goes down to nothing and up
 again. The checks are the plugin's, the same for every service."""
 
-from dps_common.testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
+from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
 
 def test_wh_migrated_schema_matches_the_models(engine, dps_service):

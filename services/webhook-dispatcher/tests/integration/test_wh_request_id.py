@@ -12,8 +12,8 @@ from uuid import uuid4
 import falcon.testing
 import pytest
 
-from dps_common.testing.processes import gunicorn
-from dps_common.testing.provisioning import Org
+from dps_testing.processes import gunicorn
+from dps_testing.provisioning import Org
 
 from dps_webhooks.app import create_app
 from dps_webhooks.settings import Settings

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from dps_common.testing.webhook_receiver import DRIP_BODY, HUGE_BYTES, Receiver
+from dps_testing.webhook_receiver import DRIP_BODY, HUGE_BYTES, Receiver
 
 from dps_webhooks.delivery import watchdog
 from dps_webhooks.delivery.sender import EXCERPT_BYTES, Sender

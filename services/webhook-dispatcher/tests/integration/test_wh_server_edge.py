@@ -1,5 +1,5 @@
 """The dispatcher's HTTP side as deployed: gunicorn with the production settings (two workers, TLS),
-against real slow and malformed clients on real sockets (``dps_common.testing.edge_checks``)."""
+against real slow and malformed clients on real sockets (``dps_testing.edge_checks``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dps_common.testing import edge_checks as edge
-from dps_common.testing.processes import gunicorn
+from dps_testing import edge_checks as edge
+from dps_testing.processes import gunicorn
 
 CONFIGS = "/external/v1/webhook-configs"
 

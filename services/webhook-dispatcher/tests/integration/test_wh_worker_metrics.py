@@ -17,10 +17,10 @@ import requests
 
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher, connect
-from dps_common.testing.broker import publish_one
-from dps_common.testing.processes import free_port, scrape, wait_healthy
-from dps_common.testing.services import fresh_vhost
-from dps_common.testing.webhook_receiver import Receiver
+from dps_testing.broker import publish_one
+from dps_testing.processes import free_port, scrape, wait_healthy
+from dps_testing.services import fresh_vhost
+from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.consumer import events_queue
 from dps_webhooks.settings import Settings

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from uuid import uuid4
 
 from dps_common.events.envelope import envelope
-from dps_common.testing.events import assert_documented_event
+from dps_testing.events import assert_documented_event
 
 from dps_webhooks.schemas.events import EVENTS
 from dps_webhooks.services.deliveries import TEST_EVENT_TYPE, TEST_MESSAGE

@@ -1,5 +1,5 @@
 """The dispatcher's layers and its processes without HTTP, checked as every service's are
-(``dps_common.testing.layers``), and one rule of its own: the event consumer and the delivery worker
+(``dps_testing.layers``), and one rule of its own: the event consumer and the delivery worker
 never import each other; they meet through ``delivery/hand_over.py``, wired by ``cli``. The worker
 process (``dealpricing-webhooks worker``: deliveries, the consumers, retention), put together as
 ``cli.run_worker`` does, loads no falcon."""
@@ -7,7 +7,7 @@ process (``dealpricing-webhooks worker``: deliveries, the consumers, retention),
 from __future__ import annotations
 
 from dps_common.crypto import new_key
-from dps_common.testing.layers import LayersSuite, Process, ServiceLayers, in_part
+from dps_testing.layers import LayersSuite, Process, ServiceLayers, in_part
 
 import dps_webhooks
 

@@ -18,7 +18,7 @@ from uuid import UUID
 import pytest
 from pact import Pact, match
 
-from dps_common.testing.pacts import ConsumerContract
+from dps_testing.pacts import ConsumerContract
 
 from dps_webhooks.services.intake import IncomingEvent
 

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 
 import redis
 
-from dps_common.testing.availability import unavailable
-from dps_common.testing.services import unique_name
+from dps_testing.availability import unavailable
+from dps_testing.services import unique_name
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 UNTHROTTLED = {"RATE_LIMIT_ORGANIZATION": "1000000/second", "RATE_LIMIT_ANONYMOUS": "1000000/second",

@@ -45,5 +45,5 @@ def level_of(path: Path, rootdir: Path) -> str:
             return _WHOLE_FOLDERS[ancestor]
     raise UnknownLevel(
         f"{relative}: its folder has no test level; put it in a tests/<level> folder ({', '.join(sorted(_LEVEL_FOLDERS))})"
-        " or give the folder a level in dps_common.testing.levels"
+        " or give the folder a level in dps_testing.levels"
     )

@@ -17,8 +17,8 @@ import psycopg
 from kombu.connection import Connection
 
 from dps_common.messaging import DEFAULT_AMQP_URL
-from dps_common.testing.availability import unavailable
-from dps_common.testing.broker import rabbitmqctl
+from dps_testing.availability import unavailable
+from dps_testing.broker import rabbitmqctl
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, MetaData, create_engine, text
 
 from dps_common import migrations
 from dps_common.db import make_engine, sqlalchemy_url
-from dps_common.testing.services import fresh_database
+from dps_testing.services import fresh_database
 
 # Everything a migration can leave in the public schema, the Alembic bookkeeping table aside:
 # relations (tables, views, sequences, indexes), functions (a trigger's too), and types of their own.

@@ -25,8 +25,8 @@ from kombu.connection import Connection
 
 from dps_common.json import dumps
 from dps_common.messaging.publisher import EventPublisher, OutgoingEvent
-from dps_common.testing.availability import unavailable
-from dps_common.testing.processes import free_port
+from dps_testing.availability import unavailable
+from dps_testing.processes import free_port
 
 RABBITMQCTL_TIMEOUT_SECONDS = 120
 START_TIMEOUT_SECONDS = 120

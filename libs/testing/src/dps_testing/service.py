@@ -1,4 +1,4 @@
-"""What a service tells the test plugin about itself (see ``dps_common.testing.plugin``)."""
+"""What a service tells the test plugin about itself (see ``dps_testing.plugin``)."""
 
 from __future__ import annotations
 

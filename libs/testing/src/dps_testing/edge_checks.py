@@ -12,7 +12,7 @@ from collections.abc import Callable
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from dps_common.testing.slow_clients import (
+from dps_testing.slow_clients import (
     RawResponse,
     closed_by_peer,
     connect,

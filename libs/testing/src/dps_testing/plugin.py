@@ -1,9 +1,10 @@
 """The services' pytest plugin: a migrated database per run, a rolled-back transaction per test, the
 app over it and a client, the same for every service.
 
-It is registered as ``dps_common`` by the ``pytest11`` entry point of ``dps-common`` (installed with
-``libs/common[testing]``), so every suite run with this venv has it, wherever pytest starts; a
-service's ``conftest.py`` need not import it. ``-p no:dps_common`` turns it off.
+It is registered as ``dps_testing`` by the ``pytest11`` entry point of ``dps-testing`` (libs/testing, a
+test-only distribution that ``make test`` installs and ``make run`` and the images never do), so every
+suite run with this venv has it, wherever pytest starts; a service's ``conftest.py`` need not import it.
+``-p no:dps_testing`` turns it off.
 
 A service's ``tests/conftest.py`` provides what is its own, two fixtures (a suite without them that
 asks for ``app`` or ``database_url`` fails with a pointer here)::
@@ -21,7 +22,7 @@ asks for ``app`` or ``database_url`` fails with a pointer here)::
     def settings(database_url: str) -> Settings:
         return Settings.from_env({"DATABASE_URL": database_url, ...})
 
-- ``dps_service`` (session scope): a ``dps_common.testing.service.ServiceUnderTest``: ``package``, the package that
+- ``dps_service`` (session scope): a ``dps_testing.service.ServiceUnderTest``: ``package``, the package that
   holds ``alembic.ini`` and ``migrations/`` (how ``dps_common.migrations`` and the service's
   ``db/migrate.py`` find them); ``metadata``, with every model imported onto it; ``create_app``,
   the composition root, called as ``create_app(settings, tx=tx)``.
@@ -38,14 +39,14 @@ The plugin then provides:
   fixtures built on it are module- or function-scoped.
 - ``engine``: an engine on it, likewise one per session and service, disposed at the end.
 - ``tx`` (each test): ``Transactions`` whose every use case is a savepoint of one outer
-  transaction, rolled back after the test (``dps_common.testing.transactions.rolled_back``).
+  transaction, rolled back after the test (``dps_testing.transactions.rolled_back``).
   Tests whose workers run in other threads or processes use ``committed`` instead.
 - ``app`` (each test): ``create_app(settings, tx=tx)``; ``client``: a ``falcon.testing.TestClient``.
 - ``chromium`` (session) and ``page`` (each test): headless Chromium for what a person clicks
-  (``dps_common.testing.browser``).
+  (``dps_testing.browser``).
 
 and, for the service's own ``tests/integration/test_*migrations.py``, the checks of
-``dps_common.testing.migrations``: ``assert_schema_matches_models(engine, dps_service.metadata)``
+``dps_testing.migrations``: ``assert_schema_matches_models(engine, dps_service.metadata)``
 (Alembic's autogenerate finds no difference), ``misnamed_constraints(engine) == []`` and
 ``assert_round_trip(dps_service.package, dps_service.metadata)`` (upgrade, downgrade to base
 leaving nothing, upgrade again).
@@ -53,7 +54,7 @@ leaving nothing, upgrade again).
 Under pytest-xdist each worker is a session of its own: it makes its own databases and virtual
 hosts (the worker id is in their names) and its own processes on free ports. No test stops a server
 the others share: a test that restarts a broker restarts a RabbitMQ node of its own
-(``dps_common.testing.broker.private_broker``), so every test can run beside any other.
+(``dps_testing.broker.private_broker``), so every test can run beside any other.
 """
 
 from __future__ import annotations
@@ -68,18 +69,18 @@ from sqlalchemy import Engine
 
 from dps_common import migrations
 from dps_common.db import Transactions, make_engine
-from dps_common.testing.browser import fresh_page, headless_chromium
-from dps_common.testing.levels import LEVELS, UnknownLevel, level_of
-from dps_common.testing.service import ServiceUnderTest, WsgiApp
-from dps_common.testing.services import fresh_database
-from dps_common.testing.transactions import rolled_back
+from dps_testing.browser import fresh_page, headless_chromium
+from dps_testing.levels import LEVELS, UnknownLevel, level_of
+from dps_testing.service import ServiceUnderTest, WsgiApp
+from dps_testing.services import fresh_database
+from dps_testing.transactions import rolled_back
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks every test with its level from its folder (``dps_common.testing.levels``) where the
+    """Marks every test with its level from its folder (``dps_testing.levels``) where the
     rootdir's pytest.ini registers the levels; a test in a folder without a level fails collection."""
     if not any(line.split(":")[0].strip() == "unit" for line in config.getini("markers")):
         return
@@ -103,7 +104,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def dps_service() -> ServiceUnderTest[object]:
     pytest.fail(
         "this suite's conftest.py must define the session fixture `dps_service` (a ServiceUnderTest):"
-        " see the docstring of dps_common.testing.plugin",
+        " see the docstring of dps_testing.plugin",
         pytrace=False,
     )
 
@@ -112,7 +113,7 @@ def dps_service() -> ServiceUnderTest[object]:
 def settings() -> object:
     pytest.fail(
         "this suite's conftest.py must define the session fixture `settings` (what its create_app takes):"
-        " see the docstring of dps_common.testing.plugin",
+        " see the docstring of dps_testing.plugin",
         pytrace=False,
     )
 
@@ -186,7 +187,7 @@ def client(app: WsgiApp) -> falcon.testing.TestClient:
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Browser]:
-    """Headless Chromium (``dps_common.testing.browser``), one per session."""
+    """Headless Chromium (``dps_testing.browser``), one per session."""
     with headless_chromium() as browser:
         yield browser
 

@@ -2,7 +2,7 @@
 
 Chromium is the system's (``/usr/bin/chromium``, Debian's package), never one Playwright downloads
 (that needs the internet). Without it or Playwright a browser test skips, except under ``CI=true``
-where that is a failure (``dps_common.testing.availability``). The plugin offers ``chromium`` (one
+where that is a failure (``dps_testing.availability``). The plugin offers ``chromium`` (one
 browser per session) and ``page`` (a fresh profile per test)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from dps_common.testing.availability import unavailable
+from dps_testing.availability import unavailable
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -12,8 +12,8 @@ ROOT = Path("/repo")
 
 @pytest.mark.parametrize(("path", "level"), [
     ("services/api/tests/unit/test_pricing.py", "unit"),
-    ("services/webhook-dispatcher/tests/http/test_wh_endpoints.py", "http"),
-    ("services/billing-connector/tests/integration/test_bc_worker.py", "integration"),
+    ("services/webhook-dispatcher/tests/http/test_endpoints.py", "http"),
+    ("services/billing-connector/tests/integration/test_worker.py", "integration"),
     ("services/console/tests/browser/test_console_sign_in.py", "browser"),
     ("libs/common/tests/unit/test_settings.py", "unit"),
     ("libs/common/tests/http/test_bodies.py", "http"),

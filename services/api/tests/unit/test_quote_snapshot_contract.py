@@ -61,7 +61,7 @@ def test_the_committed_example_is_what_the_api_writes():
         EXAMPLE.write_text(rendered())
     assert EXAMPLE.read_text() == rendered(), (
         "the api's quote snapshot changed: rewrite the example with UPDATE_CONTRACT_EXAMPLES=1, then run the "
-        "billing connector's contract tests (services/billing-connector/tests/unit/test_bc_quote_snapshot_contract.py)"
+        "billing connector's contract tests (services/billing-connector/tests/unit/test_quote_snapshot_contract.py)"
     )
 
 

@@ -94,7 +94,7 @@ def relkind(engine, table):
         ).scalar()
 
 
-def test_wh_history_moves_into_daily_partitions_and_back(database):
+def test_history_moves_into_daily_partitions_and_back(database):
     url, engine = database
     migrations.upgrade("dps_webhooks", url, BEFORE)
     ids = seed(engine)

@@ -5,13 +5,13 @@ again. The checks are the plugin's, the same for every service."""
 from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
 
-def test_wh_migrated_schema_matches_the_models(engine, dps_service):
+def test_migrated_schema_matches_the_models(engine, dps_service):
     assert_schema_matches_models(engine, dps_service.metadata)
 
 
-def test_wh_constraint_names_follow_the_naming_convention_once(engine):
+def test_constraint_names_follow_the_naming_convention_once(engine):
     assert misnamed_constraints(engine) == []
 
 
-def test_wh_the_chain_downgrades_to_nothing_and_upgrades_again(dps_service):
+def test_the_chain_downgrades_to_nothing_and_upgrades_again(dps_service):
     assert_round_trip(dps_service.package, dps_service.metadata)

@@ -39,7 +39,7 @@ def events_stored(session, *events: IncomingEvent) -> int:
     return session.scalar(select(func.count()).where(WebhookEvent.id.in_([event.id for event in events])))
 
 
-def test_wh_intake_a_batch_stores_each_event_id_once_even_when_repeated_inside_it(tx) -> None:
+def test_intake_a_batch_stores_each_event_id_once_even_when_repeated_inside_it(tx) -> None:
     organization_id = uuid.uuid4()
     with tx() as session:
         endpoint = add_endpoint(session, organization_id)
@@ -57,7 +57,7 @@ def test_wh_intake_a_batch_stores_each_event_id_once_even_when_repeated_inside_i
         assert accept_events(session, []).deliveries == 0
 
 
-def test_wh_intake_a_batch_mixing_organizations_reaches_only_each_events_subscribers(tx) -> None:
+def test_intake_a_batch_mixing_organizations_reaches_only_each_events_subscribers(tx) -> None:
     acme, globex, initech = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     with tx() as session:
         acme_active = add_endpoint(session, acme)
@@ -87,7 +87,7 @@ def test_wh_intake_a_batch_mixing_organizations_reaches_only_each_events_subscri
         assert deliveries(session, nobody) == {}
 
 
-def test_wh_intake_an_oversized_event_is_exhausted_at_once_in_a_batch_and_alone(tx) -> None:
+def test_intake_an_oversized_event_is_exhausted_at_once_in_a_batch_and_alone(tx) -> None:
     organization_id = uuid.uuid4()
     with tx() as session:
         endpoint = add_endpoint(session, organization_id)
@@ -109,7 +109,7 @@ def test_wh_intake_an_oversized_event_is_exhausted_at_once_in_a_batch_and_alone(
         assert (held.status, held.next_attempt_at, held.is_test, held.completed_at) == ("PENDING", None, True, None)
 
 
-def test_wh_intake_internal_events_are_never_delivered_to_customers(tx) -> None:
+def test_intake_internal_events_are_never_delivered_to_customers(tx) -> None:
     """A key revocation or rotation travels on the events exchange to every service's key cache; it
     is not a customer event, even for an endpoint subscribed to everything or to its very name."""
     organization_id = uuid.uuid4()

@@ -323,7 +323,7 @@ def consumer_held_up(
     wait_for(lambda: stored_events(tx, [first["id"]]) == 1, "the first event is stored")
 
 
-def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_id(
+def test_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_id(
     tx, consumer, publish, settings, database_url, broker
 ) -> None:
     acme, globex = uuid4(), uuid4()
@@ -347,7 +347,7 @@ def test_wh_consumer_stores_what_has_arrived_in_one_transaction_once_per_event_i
     assert deliveries_of(tx, approved) == {globex_paused: ("PENDING", False)}
 
 
-def test_wh_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publish, settings, database_url, broker) -> None:
+def test_consumer_rejects_only_the_bad_message_of_a_batch(tx, consumer, publish, settings, database_url, broker) -> None:
     organization_id = uuid4()
     endpoint = add_endpoint(tx, organization_id)
     good = [envelope("quote.approved", organization_id, {"n": n}) for n in range(4)]

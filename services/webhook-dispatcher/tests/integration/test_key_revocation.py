@@ -79,7 +79,7 @@ def warm_the_api_cache(slow_api: str, tls_files: dict[str, str], key: str) -> No
     assert resp.status_code == 200
 
 
-def test_wh_a_revoked_key_stops_within_the_dispatchers_ttl_from_the_revocation_without_events(
+def test_a_revoked_key_stops_within_the_dispatchers_ttl_from_the_revocation_without_events(
     dispatcher, member, admin, slow_api, tls_files
 ):
     authenticator = dispatcher(KEY_CACHE_TTL_SECONDS=str(SHORT_TTL_SECONDS))
@@ -127,7 +127,7 @@ def relay_key_event(api_outbox: Transactions, amqp_url: str, event_type: str, ke
         publisher.close()
 
 
-def test_wh_a_revoked_key_stops_at_once_when_the_key_event_arrives(subscribed, member, admin, api_outbox, amqp_url):
+def test_a_revoked_key_stops_at_once_when_the_key_event_arrives(subscribed, member, admin, api_outbox, amqp_url):
     assert accepts(subscribed, member.key)  # cached for 10 minutes
     admin.revoke_key(member.key_row_id)
     assert accepts(subscribed, member.key)  # no event yet: the cache holds it
@@ -138,7 +138,7 @@ def test_wh_a_revoked_key_stops_at_once_when_the_key_event_arrives(subscribed, m
         time.sleep(0.02)
 
 
-def test_wh_a_rotated_key_stops_at_once_when_the_key_event_arrives(subscribed, member, admin, api_outbox, amqp_url):
+def test_a_rotated_key_stops_at_once_when_the_key_event_arrives(subscribed, member, admin, api_outbox, amqp_url):
     assert accepts(subscribed, member.key)
     rotated = admin.rotate_key(member.key_row_id)
     relay_key_event(api_outbox, amqp_url, KEY_ROTATED, member.key.split("_")[1])
@@ -149,7 +149,7 @@ def test_wh_a_rotated_key_stops_at_once_when_the_key_event_arrives(subscribed, m
     assert accepts(subscribed, rotated["key"])
 
 
-def test_wh_a_wrong_secret_under_a_valid_key_id_does_not_evict_the_valid_answer(dispatcher, member, admin):
+def test_a_wrong_secret_under_a_valid_key_id_does_not_evict_the_valid_answer(dispatcher, member, admin):
     """The cache holds one answer per key id (what key events name): a wrong secret is checked with
     the api each time and never replaces the valid key's cached answer."""
     authenticator = dispatcher(KEY_CACHE_TTL_SECONDS="600")

@@ -14,7 +14,7 @@ from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
 from dps_billing.schemas.pushes import BillingPush, BillingPushList
-from dps_billing.services.push_records import WHAT as PUSH
+from dps_billing.services.push_reads import WHAT as PUSH
 from dps_billing.services.pushes import PushService
 from dps_billing.snapshots import QUOTE
 

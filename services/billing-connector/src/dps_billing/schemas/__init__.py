@@ -1,5 +1,7 @@
-"""Response bodies of the connector's API, for the OpenAPI document (the answers themselves are
-rendered from rows to dicts). Clients must ignore fields they do not know (spec section 9)."""
+"""Request and response bodies of the connector's API: the models parse requests and document the
+answers in the OpenAPI document; the ``render_*`` functions beside them are the only place that
+writes an answer (and an event's data), from the domain's views. Clients must ignore fields they do
+not know (spec section 9)."""
 
 from __future__ import annotations
 

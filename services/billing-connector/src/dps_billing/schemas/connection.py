@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dps_billing.domain.connection_views import ConnectionView
 from dps_billing.schemas import ResponseModel
 
 
@@ -48,3 +49,18 @@ class AuthorizeLink(ResponseModel):
 class PlatformWebhookReceipt(ResponseModel):
     received: bool
     processed: bool = Field(description="False for an ignored type or a replayed event id.")
+
+
+def render_connection(connection: ConnectionView) -> dict[str, Any]:
+    """The connection record of the API and of the ``billing.connection.*`` events; never a token."""
+    return {
+        "id": str(connection.id),
+        "status": connection.status,
+        "accountId": connection.account_id,
+        "livemode": connection.livemode,
+        "mode": "live" if connection.livemode else "test",
+        "connectedBy": str(connection.connected_by),
+        "connectedAt": connection.connected_at,
+        "brokenReason": connection.broken_reason,
+        "updatedAt": connection.updated_at,
+    }

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from dps_common.openapi.examples import example
 
+from dps_billing.domain.push_views import PushView
 from dps_billing.schemas import ResponseModel
 
 
@@ -70,3 +71,30 @@ class BillingPush(ResponseModel):
 class BillingPushList(ResponseModel):
     billingPushes: list[BillingPush]
     nextCursor: str | None
+
+
+def render_push(push: PushView) -> dict[str, Any]:
+    """The push record of the API and of the ``billing.*`` push events."""
+    error = push.error
+    return {
+        "id": str(push.id),
+        "quoteId": str(push.quote_id),
+        "status": push.status,
+        "progress": {
+            "linesTotal": push.lines_total,
+            "productsCreated": push.products_created,
+            "pricesCreated": push.prices_created,
+            "quoteCreated": push.quote_created,
+        },
+        "warnings": list(push.warnings),
+        "error": None if error is None else {"code": error.code, "message": error.message, "param": error.param},
+        "billingQuoteId": push.billing_quote_id,
+        "reviewUrl": push.review_url,
+        "products": [
+            {"lineId": p.line_id, "productId": p.product_id, "priceId": p.price_id} for p in push.products
+        ],
+        "requestedBy": str(push.requested_by),
+        "createdAt": push.created_at,
+        "updatedAt": push.updated_at,
+        "finishedAt": push.finished_at,
+    }

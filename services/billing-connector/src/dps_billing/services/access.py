@@ -21,12 +21,8 @@ from dps_common.db import Transactions
 
 from dps_billing.db.models import BillingConnection
 from dps_billing.platform.errors import InvalidGrant
-from dps_billing.services.connection_records import (
-    broken_conflict,
-    find_connection,
-    not_connected_conflict,
-    record_broken,
-)
+from dps_billing.services.connection_events import record_broken
+from dps_billing.services.connection_lookup import broken_conflict, find_connection, not_connected_conflict
 from dps_billing.services.ports import Grant, OAuthApp
 from dps_billing.tokens import TokenSealer
 

@@ -27,14 +27,10 @@ from dps_common.ids import new_id
 from dps_billing.db.models import BillingConnection, OAuthState
 from dps_billing.oauth_state import AuthorizeState, StateRefused, nonce_matches, verify_state
 from dps_billing.platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
+from dps_billing.schemas.connection import render_connection
 from dps_billing.services.access import store_grant
-from dps_billing.services.connection_records import (
-    find_connection,
-    load_connection,
-    record_connected,
-    record_removed,
-    render_connection,
-)
+from dps_billing.services.connection_events import record_connected, record_removed
+from dps_billing.services.connection_lookup import connection_view, find_connection, load_connection
 from dps_billing.services.ports import Grant, OAuthApp
 from dps_billing.settings import Settings
 from dps_billing.tokens import TokenSealer
@@ -76,7 +72,7 @@ class ConnectionService:
 
     def get_connection(self, principal: Principal) -> dict[str, Any]:
         with self._tx.read() as session:
-            return render_connection(load_connection(session, principal.organization_id))
+            return render_connection(connection_view(load_connection(session, principal.organization_id)))
 
     def callback(self, code: str | None, state_token: str | None, error: str | None,
                  error_description: str | None, browser_nonces: Sequence[str]) -> CallbackOutcome:

@@ -29,7 +29,7 @@ from dps_common.db import Transactions
 from dps_common.errors import BadRequest
 
 from dps_billing.db.models import BillingConnection, PlatformEvent
-from dps_billing.services.connection_records import record_removed
+from dps_billing.services.connection_events import record_removed
 
 log = logging.getLogger("dps.billing.platform_events")
 AUTHORIZED = "account.application.authorized"

@@ -33,8 +33,9 @@ from dps_common.wakeup import notify
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.domain.quote_snapshot import QuoteSnapshot, QuoteStatus
-from dps_billing.services.connection_records import broken_conflict, find_connection, not_connected_conflict
-from dps_billing.services.push_records import WHAT, objects_of, render_push, render_pushes
+from dps_billing.schemas.pushes import render_push
+from dps_billing.services.connection_lookup import broken_conflict, find_connection, not_connected_conflict
+from dps_billing.services.push_reads import WHAT, objects_of, push_view, push_views
 from dps_billing.snapshots import SnapshotReader
 
 log = logging.getLogger("dps.billing.pushes")
@@ -98,7 +99,7 @@ class PushService:
                 if existing is None:
                     raise
                 return self._render(session, existing), False
-            record = render_push(push, [])
+            record = render_push(push_view(push, []))
         log.info("billing push queued", extra={"organizationId": str(organization_id), "pushId": record["id"]})
         return record, True
 
@@ -115,7 +116,7 @@ class PushService:
         stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
         with self._tx.read() as session:
             pushes = list(session.scalars(stmt))
-            rendered = render_pushes(session, pushes)
+            rendered = [render_push(view) for view in push_views(session, pushes)]
         if not pushes and after is None:
             self._snapshots.read(principal.organization_id, quote_id)  # NotFound unless the quote is the org's
         return rendered
@@ -128,7 +129,7 @@ class PushService:
             stmt = stmt.where(BillingPush.id < after[0])
         stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
         with self._tx.read() as session:
-            return render_pushes(session, list(session.scalars(stmt)))
+            return [render_push(view) for view in push_views(session, list(session.scalars(stmt)))]
 
     def get_push(self, principal: Principal, quote_id: UUID, push_id: UUID) -> dict[str, Any]:
         with self._tx.read() as session:
@@ -143,4 +144,4 @@ class PushService:
 
     @staticmethod
     def _render(session: Session, push: BillingPush) -> dict[str, Any]:
-        return render_push(push, objects_of(session, [push.id]).get(push.id, []))
+        return render_push(push_view(push, objects_of(session, [push.id]).get(push.id, [])))

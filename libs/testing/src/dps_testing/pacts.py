@@ -1,5 +1,7 @@
 """A consumer's side of a Pact contract: its interactions recorded by a test module and compared with
-the committed pact file (``pacts/<consumer>-<provider>.json``, verified by the provider's suite).
+the committed pact file (``pacts/<consumer>-<provider>.json``, verified by the provider's suite);
+and what the providers' verifiers share: a real server, the provider-state endpoint, an event as the
+outbox relay publishes it.
 
 Each interaction a run records must be in the committed file as recorded (``-k`` may select some):
 what a consumer reads changed until ``PACT_WRITE=1 pytest <module>`` rewrites the file (run the whole
@@ -9,11 +11,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
-from pact import Pact
+from pact import Pact, Verifier, match
+from pact.types import Message
+from sqlalchemy.orm import Session
+
+from dps_common.outbox.relay.batches import claim_unpublished
 
 PACTS = next(p for p in Path(__file__).resolve().parents if (p / "pacts").is_dir()) / "pacts"
 
@@ -43,3 +53,114 @@ class ConsumerContract:
         pact = Pact(self.consumer, self.provider).with_specification("V4")
         yield pact
         pact.write_file(written)
+
+
+# --- the consumers' side of the event contracts -------------------------------------------------
+
+EVENT_ID = "00000000-0000-4000-8000-000000000009"
+EVENT_ORG = "00000000-0000-4000-8000-000000000002"
+OCCURRED_AT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"
+REQUEST_ID = r"^[A-Za-z0-9._:-]{1,128}$"  # dps_common.request_id's well-formed ids
+
+
+def event_envelope(event_type: str, data: Any = None) -> dict[str, Any]:
+    """An event envelope (``dps_common.events.envelope``) as a consumer reads it: ``data`` is what it
+    reads of the event's data (default: nothing, the object passed on as is)."""
+    return {
+        "id": match.uuid(EVENT_ID),
+        "type": event_type,
+        "version": match.int(1),
+        "occurredAt": match.regex("2027-01-01T10:00:00.123456Z", regex=OCCURRED_AT),
+        "organizationId": match.uuid(EVENT_ORG),
+        "data": match.type({}) if data is None else data,
+    }
+
+
+def request_id_header(example: str = "0123456789abcdef0123456789abcdef") -> dict[str, Any]:
+    """The message header the relay publishes with an event a request caused (``X-Request-Id``)."""
+    return {"X-Request-Id": match.regex(example, regex=REQUEST_ID)}
+
+
+# --- the providers' side: real servers, provider states, outbox messages ------------------------
+
+State = Callable[[dict[str, Any]], dict[str, str]]
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """A WSGI app on a free loopback port, one request at a time (a test's one database connection:
+    the verifier waits for each answer)."""
+    server = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def state_changes(states: dict[str, State]) -> Any:
+    """The provider-state endpoint the verifier posts to (``{"state", "params", "action"}``): a setup
+    answers the values the interaction's generators read (``${quoteId}``); teardowns are not asked for
+    (each state makes the world it names, on rows the test rolls back or owns alone)."""
+
+    def application(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+        body = json.loads(environ["wsgi.input"].read(size) or b"{}")
+        values: dict[str, str] = {}
+        if body.get("action", "setup") == "setup":
+            values = states[body["state"]](body.get("params") or {})
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps(values).encode()]
+
+    return application
+
+
+def verify_http(provider: str, consumer: str, provider_url: str, state_url: str, headers: dict[str, str]) -> None:
+    """Replays ``pacts/<consumer>-<provider>.json`` against the provider's server; ``headers`` replace
+    the recorded ones (the provider's own credentials)."""
+    verifier = (
+        Verifier(provider, host="127.0.0.1")
+        .add_transport(url=provider_url)
+        .add_source(PACTS / f"{consumer}-{provider}.json")
+        .state_handler(state_url, body=True)
+        .set_error_on_empty_pact(enabled=True)
+    )
+    for name, value in headers.items():
+        verifier.add_custom_header(name, value)
+    _verified(verifier, provider, consumer)
+
+
+def verify_messages(provider: str, consumer: str, messages: dict[str, Callable[[], Message]]) -> None:
+    """Checks each message of ``pacts/<consumer>-<provider>.json`` (by description) against the one
+    the provider makes."""
+    verifier = (
+        Verifier(provider, host="127.0.0.1")
+        .message_handler({description: make for description, make in messages.items()})
+        .add_source(PACTS / f"{consumer}-{provider}.json")
+        .set_error_on_empty_pact(enabled=True)
+    )
+    _verified(verifier, provider, consumer)
+
+
+def _verified(verifier: Verifier, provider: str, consumer: str) -> None:
+    try:
+        verifier.verify()
+    except RuntimeError:
+        pytest.fail(f"{consumer}'s pact is broken by the {provider}:\n{verifier.output(strip_ansi=True)}")
+
+
+def outbox_message(session: Session, organization_id: object, event_type: str) -> Message:
+    """An event as the outbox relay publishes it: the body it claims (the envelope as stored) and the
+    headers it sends with it; the oldest of its type for the organization."""
+    for event in claim_unpublished(session, 10_000).events:
+        body = event.body.encode() if isinstance(event.body, str) else event.body
+        if event.type == event_type and json.loads(body)["organizationId"] == str(organization_id):
+            return {"contents": body, "metadata": dict(event.headers or {}), "content_type": "application/json"}
+    raise LookupError(f"no {event_type} event in the outbox of {organization_id}")

@@ -2,8 +2,9 @@
 repository root, written by the consumers' own tests): a real api server on a free port, each provider
 state seeded through a state-change endpoint that returns the ids, emails and keys it made (the
 verifier puts them in the requests), and the pact core's verifier replaying every interaction against
-the server. The dispatcher's message pact is verified with the event the api's outbox relay would
-publish after a real approval (the body it claims from the outbox).
+the server (``dps_testing.pacts``). The dispatcher's message pact is verified with the events the api's
+outbox relay would publish after a real approval (the body it claims from the outbox and the
+``X-Request-Id`` header it sends with it), one of each event family.
 
 A change of what the api serves that breaks what a consumer reads fails here.
 """
@@ -11,22 +12,15 @@ A change of what the api serves that breaks what a consumer reads fails here.
 from __future__ import annotations
 
 import dataclasses
-import json
-import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import falcon.testing
 import pytest
-from pact import Verifier
 from pact.types import Message
-from werkzeug.serving import WSGIRequestHandler, make_server
-from werkzeug.wrappers import Request, Response
 
-from dps_common.outbox.relay.batches import claim_unpublished
-from dps_testing.pacts import PACTS
+from dps_testing.pacts import State, outbox_message, served, state_changes, verify_http, verify_messages
 
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService
@@ -35,42 +29,6 @@ from api_orgs import INTERNAL, Org, make_org
 from quote_helpers import API, QUOTES, create_quote, pricebook, product, quote_body
 
 TOKEN = "provider-token-0123456789abcdef0123456789abcdef"  # the api's own, not the one in the pact
-
-State = Callable[[dict[str, Any]], dict[str, str]]
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_request(self, *args: object, **kwargs: object) -> None:
-        pass
-
-
-@contextmanager
-def served(app: Any) -> Iterator[str]:
-    """One request at a time (the test's one database connection): the verifier waits for each answer."""
-    server = make_server("127.0.0.1", 0, app, request_handler=_Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def state_changes(states: dict[str, State]) -> Any:
-    """The provider-state endpoint the verifier posts to (``{"state", "params", "action"}``): a setup
-    answers the values the interaction's generators read (``${quoteId}``); teardowns are not asked for
-    (every test's rows are rolled back)."""
-
-    @Request.application  # type: ignore[arg-type]
-    def application(request: Request) -> Response:
-        body = json.loads(request.get_data() or b"{}")
-        if body.get("action", "setup") != "setup":
-            return Response("{}", content_type="application/json")
-        values = states[body["state"]](body.get("params") or {})
-        return Response(json.dumps(values), content_type="application/json")
-
-    return application
 
 
 class Seeds:
@@ -169,18 +127,7 @@ def provider(app, seeds) -> Iterator[tuple[str, str]]:
 
 def verify(consumer: str, provider: tuple[str, str]) -> None:
     api, state_url = provider
-    verifier = (
-        Verifier("api", host="127.0.0.1")
-        .add_transport(url=api)
-        .add_source(PACTS / f"{consumer}-api.json")
-        .state_handler(state_url, body=True)
-        .add_custom_header("Authorization", f"Bearer {TOKEN}")
-        .set_error_on_empty_pact(enabled=True)
-    )
-    try:
-        verifier.verify()
-    except RuntimeError:
-        pytest.fail(f"{consumer}'s pact is broken by the api:\n{verifier.output(strip_ansi=True)}")
+    verify_http("api", consumer, api, state_url, {"Authorization": f"Bearer {TOKEN}"})
 
 
 def test_the_billing_connectors_quote_snapshot(provider):
@@ -195,28 +142,23 @@ def test_the_consoles_calls(provider):
     verify("console", provider)
 
 
-def published(tx, organization_id: str, event_type: str) -> Message:
-    """The event as the api's outbox relay publishes it: the body it claims (the envelope as stored)."""
-    with tx() as session:
-        claimed = claim_unpublished(session, 10_000)
-    for event in claimed.events:
-        body = event.body.encode() if isinstance(event.body, str) else event.body
-        if event.type == event_type and json.loads(body)["organizationId"] == organization_id:
-            return {"contents": body, "metadata": None, "content_type": "application/json"}
-    raise LookupError(f"no {event_type} event in the outbox of {organization_id}")
+# What one approved quote records, from the opportunity to the approval: an event of each family.
+APPROVED_QUOTE_EVENTS = (
+    "opportunity.created", "product.created", "pricebook.created", "quote.created",
+    "approval.requested", "approval.approved", "quote.approved",
+)
 
 
 def test_the_webhook_dispatchers_events(seeds, tx):
-    def quote_approved() -> Message:
-        return published(tx, seeds.approved_quote({})["organizationId"], "quote.approved")
+    organization: list[str] = []
 
-    verifier = (
-        Verifier("api", host="127.0.0.1")
-        .message_handler({"a quote.approved event": lambda: quote_approved()})
-        .add_source(PACTS / "webhook-dispatcher-api.json")
-        .set_error_on_empty_pact(enabled=True)
-    )
-    try:
-        verifier.verify()
-    except RuntimeError:
-        pytest.fail(f"webhook-dispatcher's pact is broken by the api:\n{verifier.output(strip_ansi=True)}")
+    def message(event_type: str) -> Callable[[], Message]:
+        def make() -> Message:
+            if not organization:  # one approved quote (and its outbox) for every message
+                organization.append(seeds.approved_quote({})["organizationId"])
+            with tx() as session:
+                return outbox_message(session, organization[0], event_type)
+
+        return make
+
+    verify_messages("api", "webhook-dispatcher", {f"a {t} event": message(t) for t in APPROVED_QUOTE_EVENTS})

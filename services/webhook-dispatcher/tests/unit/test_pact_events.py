@@ -1,68 +1,82 @@
-"""The events the dispatcher consumes from the api, as it reads them (``IncomingEvent.from_envelope``),
-written as a consumer-driven message contract (Pact V4, asynchronous messages) for the api:
-``pacts/webhook-dispatcher-api.json`` (committed; the api's suite produces each message from its real
-outbox, as its relay publishes it: services/api/tests/http/test_pact_provider.py).
+"""The events the dispatcher consumes, as its consumer reads a message off its queue
+(``consumer._parse``: the envelope and the ``X-Request-Id`` header), written as consumer-driven message
+contracts (Pact V4, asynchronous messages), one per producer: ``pacts/webhook-dispatcher-api.json``
+(an event of each family the api publishes in the approval of a quote: product, pricebook,
+opportunity, quote, approval) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
+connector's ``billing.*`` events). Committed; each producer's suite makes every message from its real
+outbox, as its relay publishes it (services/api/tests/http/test_pact_provider.py,
+services/billing-connector/tests/http/test_pact_provider.py).
 
-The dispatcher reads the envelope's ``id``, ``organizationId``, ``type`` and ``occurredAt`` and sends
-the body on as is; ``data`` is the customer's (its shape is the API document's, not this contract's).
-What is recorded is compared with the committed file: ``PACT_WRITE=1 pytest <this file>`` rewrites it.
+The dispatcher reads the envelope's ``id``, ``organizationId``, ``type`` and ``occurredAt`` and the
+request id header, and sends the body on as is; ``data`` is the customer's (its shape is the API
+document's, not this contract's). The api's ``internal.*`` key events are read by the key event
+subscriber (``libs/common``), never stored nor delivered here.
+What is recorded is compared with the committed files: ``PACT_WRITE=1 pytest <this file>`` rewrites them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 import pytest
-from pact import Pact, match
+from kombu.message import Message
+from pact import Pact
 
-from dps_testing.pacts import ConsumerContract
+from dps_testing.pacts import EVENT_ID, EVENT_ORG, ConsumerContract, event_envelope, request_id_header
 
+from dps_webhooks.consumer import _parse
 from dps_webhooks.services.intake import IncomingEvent
 
-CONTRACT = ConsumerContract("webhook-dispatcher")
-ORG = "00000000-0000-4000-8000-000000000002"
-EVENT = "00000000-0000-4000-8000-000000000009"
-OCCURRED_AT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"
+API = ConsumerContract("webhook-dispatcher", "api")
+BILLING = ConsumerContract("webhook-dispatcher", "billing-connector")
+API_TYPES = ("opportunity.created", "product.created", "pricebook.created", "quote.created",
+             "approval.requested", "approval.approved", "quote.approved")
+BILLING_TYPES = ("billing.connection.connected", "billing.connection.removed")
+REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
+def api_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from API.recorded(tmp_path_factory.mktemp("pacts"))
 
 
-@pytest.fixture
-def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    yield from CONTRACT.pact(recorded, monkeypatch)
+@pytest.fixture(scope="module")
+def billing_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from BILLING.recorded(tmp_path_factory.mktemp("pacts"))
 
 
-def envelope(event_type: str) -> dict[str, Any]:
-    return {
-        "id": match.uuid(EVENT),
-        "type": event_type,
-        "version": match.int(1),
-        "occurredAt": match.regex("2027-01-01T10:00:00.123456Z", regex=OCCURRED_AT),
-        "organizationId": match.uuid(ORG),
-        "data": match.type({}),  # passed through to the customer as is
-    }
-
-
-def test_a_quote_approved_event_becomes_an_incoming_event(pact: Pact):
+def consumed(pact: Pact, event_type: str) -> None:
+    """The message as the consumer takes it off the queue: its body and headers, parsed."""
     (
-        pact.upon_receiving("a quote.approved event", "Async")
-        .given("a quote approved")
-        .with_body(envelope("quote.approved"), "application/json")
+        pact.upon_receiving(f"a {event_type} event", "Async")
+        .given(f"{event_type} published")
+        .with_body(event_envelope(event_type), "application/json")
+        .with_metadata(request_id_header(REQUEST_ID))
     )
-    read: list[IncomingEvent] = []
+    read: list[IncomingEvent | None] = []
 
     def consume(body: str | bytes | None, metadata: dict[str, object]) -> None:
-        assert body is not None
-        # the message's body as the consumer takes it off the queue (pact hands it over as its own string type)
-        read.append(IncomingEvent.from_envelope(body.decode() if isinstance(body, bytes) else str(body)))
+        assert body is not None  # pact hands the body over as its own string type
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        read.append(_parse(Message(body=text, headers=dict(metadata))))
 
     pact.verify(consume, "Async")
     [event] = read
-    assert (event.id, event.organization_id, event.type) == (UUID(EVENT), UUID(ORG), "quote.approved")
-    assert event.occurred_at.tzinfo is not None
+    assert event is not None, "the consumer rejected the message"
+    assert (event.id, event.organization_id, event.type) == (UUID(EVENT_ID), UUID(EVENT_ORG), event_type)
+    assert event.occurred_at.tzinfo is not None and event.request_id == REQUEST_ID
+
+
+@pytest.mark.parametrize("event_type", API_TYPES)
+def test_an_api_event_becomes_an_incoming_event(api_recorded: Path, monkeypatch: pytest.MonkeyPatch, event_type: str):
+    for pact in API.pact(api_recorded, monkeypatch):
+        consumed(pact, event_type)
+
+
+@pytest.mark.parametrize("event_type", BILLING_TYPES)
+def test_a_billing_event_becomes_an_incoming_event(billing_recorded: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   event_type: str):
+    for pact in BILLING.pact(billing_recorded, monkeypatch):
+        consumed(pact, event_type)

@@ -11,7 +11,8 @@ import pytest
 from dps_api.domain.commands import NOT_SENT
 from dps_api.domain.pricing import LineTerms, QuoteTotals, billing_period_unit_price, price_line
 from dps_api.domain.quote_commands import UpdateQuote
-from dps_api.domain.quote_views import QuoteLineView, QuoteView, snapshot
+from dps_api.domain.quote_snapshot import snapshot
+from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 
@@ -75,7 +76,7 @@ def test_snapshot_lines_carry_the_unit_amount_per_billing_period_and_the_amount(
     assert str(recurring.unit_amount).startswith("83.3333") and recurring.unit_amount * 12 - 1000 < D("1e-50")
     assert (once.recurring, once.unit_amount, once.amount) == (False, D("450.00"), D("900.00"))
     assert str(once.unit_amount) == "450.00"  # at least the currency's minor units, as the API writes prices
-    assert (snap.opportunity_crm_id, snap.status, snap.billing_frequency) == ("CRM-1", QuoteStatus.APPROVED, "MONTHLY")
+    assert (snap.opportunity_crm_id, snap.quote.status, snap.quote.billing_frequency) == ("CRM-1", QuoteStatus.APPROVED, "MONTHLY")
 
 
 def test_amounts_follow_the_currency_minor_units():

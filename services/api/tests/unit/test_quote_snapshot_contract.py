@@ -13,7 +13,8 @@ from pathlib import Path
 from uuid import UUID
 
 from dps_api.domain.pricing import QuoteTotals
-from dps_api.domain.quote_views import QuoteLineView, QuoteView, snapshot
+from dps_api.domain.quote_snapshot import snapshot
+from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "tests" / "contract" / "fixtures" / "quote_snapshot.json"

@@ -1,20 +1,21 @@
 """A priced quote as the use cases return it: plain values, no rows, no JSON.
 
-One render function per resource (``dps_api.schemas.quotes.render_quote``) turns these into the API's
-JSON; ``snapshot`` turns them into the contract the billing connector reads.
+``QuoteView`` is the one list of a quote's fields past the request bodies: the ORM model has a column
+of each name (``QUOTE_COLUMNS``), every read makes the view from those columns (``quote_view``), the
+API's JSON is rendered from it (``dps_api.schemas.quotes.render_quote``) and the snapshot the billing
+connector reads is written from it, in its field order (``dps_api.domain.quote_snapshot``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from decimal import Decimal
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from uuid import UUID
 
-from dps_api.domain.money import format_price, round_money
-from dps_api.domain.pricing import QuoteTotals, billing_period_unit_price, is_one_time
-from dps_api.domain.quote_snapshot import QuoteSnapshot, QuoteSnapshotLine
+from dps_api.domain.pricing import QuoteTotals, is_one_time
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 
@@ -47,12 +48,16 @@ class QuoteLineView(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class QuoteView:
+    """The quote's fields, each but ``totals`` and ``lines`` a column of the quote of the same name.
+    A new plain field of the quote goes here (before ``totals``: the snapshot writes the fields in
+    this order and leaves out those from ``totals`` on)."""
+
     id: UUID
     organization_id: UUID
     name: str
-    opportunity_id: UUID | None
-    owner_user_id: UUID
     status: QuoteStatus
+    owner_user_id: UUID
+    opportunity_id: UUID | None
     currency: str
     billing_frequency: BillingFrequency
     subscription_term_months: int
@@ -67,54 +72,18 @@ class QuoteView:
     lines: tuple[QuoteLineView, ...] | None  # None: a list item, read without its lines
 
 
-def snapshot_line(line: QuoteLineView, billing_frequency: BillingFrequency, currency: str) -> QuoteSnapshotLine:
-    unit_amount = billing_period_unit_price(
-        line.net_unit_price, line.price_model, line.price_frequency, billing_frequency
-    )
-    amount = line.amount_per_billing_period if line.recurring else line.one_time_amount
-    if amount is None:
-        raise ValueError(f"quote line {line.id} has no amount of its kind")
-    return QuoteSnapshotLine(
-        id=line.id,
-        position=line.position,
-        product_id=line.product_id,
-        product_spec_id=line.product_spec_id,
-        product_version=line.product_version,
-        product_name=line.product_name,
-        product_short_name=line.product_short_name,
-        custom_name=line.custom_name,
-        price_model=line.price_model,
-        price_frequency=line.price_frequency,
-        quantity=line.quantity,
-        # written as the API writes unit prices: at least the minor units, more only when it has them
-        unit_amount=Decimal(format_price(unit_amount, currency)),
-        recurring=line.recurring,
-        amount=round_money(amount, currency),
-    )
+QUOTE_FIELDS = tuple(f.name for f in fields(QuoteView) if f.name not in ("totals", "lines"))
+TOTALS_FIELDS = tuple(f.name for f in fields(QuoteTotals))
+# the quote's columns a view is made of, in the order ``quote_view`` takes their values
+QUOTE_COLUMNS = QUOTE_FIELDS + TOTALS_FIELDS
+_TOTALS_AT = len(QUOTE_FIELDS)
 
 
-def snapshot(quote: QuoteView, opportunity_crm_id: str | None) -> QuoteSnapshot:
-    """The quote as the billing connector reads it (``quote`` read with its lines)."""
-    if quote.lines is None:
-        raise ValueError("a quote snapshot needs the quote's lines")
-    currency = quote.currency
-    return QuoteSnapshot(
-        id=quote.id,
-        organization_id=quote.organization_id,
-        name=quote.name,
-        status=quote.status,
-        owner_user_id=quote.owner_user_id,
-        opportunity_id=quote.opportunity_id,
-        opportunity_crm_id=opportunity_crm_id,
-        currency=currency,
-        billing_frequency=quote.billing_frequency,
-        subscription_term_months=quote.subscription_term_months,
-        start_date=quote.start_date,
-        end_date=quote.end_date,
-        pricebook_id=quote.pricebook_id,
-        pricebook_version=quote.pricebook_version,
-        recurring_per_billing_period=round_money(quote.totals.recurring_per_billing_period, currency),
-        one_time=round_money(quote.totals.one_time, currency),
-        total_contract_value=round_money(quote.totals.total_contract_value, currency),
-        lines=tuple(snapshot_line(line, quote.billing_frequency, currency) for line in quote.lines),
+def quote_view(values: Sequence[Any], lines: tuple[QuoteLineView, ...] | None) -> QuoteView:
+    """The quote from the values of its ``QUOTE_COLUMNS`` (a row's, or a row object's attributes),
+    with ``lines`` (None: read without them)."""
+    return QuoteView(
+        **dict(zip(QUOTE_FIELDS, values[:_TOTALS_AT], strict=True)),
+        totals=QuoteTotals(*values[_TOTALS_AT:]),
+        lines=lines,
     )

@@ -1,7 +1,6 @@
 """``/pricing-quotes``: list, read, create with lines, and header edits."""
 
 from dataclasses import asdict
-from decimal import Decimal
 
 import falcon
 
@@ -14,14 +13,11 @@ from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
-from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
-from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import (
     PricingQuote,
     PricingQuoteList,
     QuoteCreate,
-    QuoteLineCreate,
     QuoteUpdate,
     render_quote,
 )
@@ -47,49 +43,6 @@ _PRICING = (
     "currency's minor units; ONE_TIME_FEE lines give oneTimeAmount; TIERED uses the tier holding the quantity; "
     "HOURLY and RAMPED price like PER_UNIT. totalContractValue = recurring per month x term + one-time."
 )
-
-
-def _decimal(raw: str | None) -> Decimal | None:
-    return None if raw is None else Decimal(raw)
-
-
-def line_input(body: QuoteLineCreate) -> QuoteLineInput:
-    return QuoteLineInput(
-        product_id=body.productId,
-        quantity=Decimal(body.quantity),
-        custom_name=body.customName,
-        discount_percent=_decimal(body.discountPercent),
-        net_unit_price=_decimal(body.netUnitPrice),
-    )
-
-
-def create_command(body: QuoteCreate) -> CreateQuote:
-    return CreateQuote(
-        name=body.name,
-        billing_frequency=body.billingFrequency,
-        subscription_term_months=body.subscriptionTermMonths,
-        opportunity_id=body.opportunityId,
-        owner_user_id=body.ownerUserId,
-        currency=body.currency,
-        start_date=body.startDate,
-        end_date=body.endDate,
-        pricebook_id=body.pricebookId,
-        lines=tuple(line_input(line) for line in body.lines),
-    )
-
-
-def update_command(body: QuoteUpdate) -> UpdateQuote:
-    return UpdateQuote(
-        name=patch(body.name),
-        opportunity_id=patch(body.opportunityId),
-        owner_user_id=patch(body.ownerUserId),
-        currency=patch(body.currency),
-        billing_frequency=patch(body.billingFrequency),
-        subscription_term_months=patch(body.subscriptionTermMonths),
-        start_date=patch(body.startDate),
-        end_date=patch(body.endDate),
-        pricebook_id=patch(body.pricebookId),
-    )
 
 
 class PricingQuotesResource:
@@ -138,7 +91,7 @@ class PricingQuotesResource:
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        wanted = create_command(parse_body(req, QuoteCreate))
+        wanted = parse_body(req, QuoteCreate).command()
         resp.media = render_quote(self._service.create(req.context.principal, wanted))
         resp.status = falcon.HTTP_201
 
@@ -173,7 +126,7 @@ class PricingQuoteResource:
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
-        edit = update_command(parse_body(req, QuoteUpdate))
+        edit = parse_body(req, QuoteUpdate).command()
         resp.media = render_quote(self._service.update(req.context.principal, target, edit))
 
 

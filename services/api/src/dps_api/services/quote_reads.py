@@ -1,6 +1,7 @@
-"""Quotes read straight from the driver: the quote's columns and its lines as tuples made into the
-domain's views, without ORM objects or SQLAlchemy's result processing (a 500-line quote's read is
-most of its cost in building and processing rows: issue 19, bench/quotes.py).
+"""Quotes read straight from the driver: the quote's columns (those of its view, ``QUOTE_COLUMNS``)
+and its lines as tuples made into the domain's views, without ORM objects or SQLAlchemy's result
+processing (a 500-line quote's read is most of its cost in building and processing rows: issue 19,
+bench/quotes.py).
 
 ``read_quote`` serves GET /pricing-quotes/{id} on a read cursor; ``stored_line_views`` reads the lines
 inside a use case's transaction (approval, snapshots, header edits that change nothing).
@@ -9,80 +10,34 @@ inside a use case's transaction (approval, snapshots, header edits that change n
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime
-from decimal import Decimal
-from typing import Any, NamedTuple
+from operator import attrgetter
+from typing import Any
 from uuid import UUID
 
 import psycopg
-from sqlalchemy import Uuid, bindparam, create_mock_engine, select
+from sqlalchemy import Enum, Uuid, bindparam, create_mock_engine, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ClauseElement
 
 from dps_common.errors import not_found
 
 from dps_api.db.models.quotes import Quote, QuoteLine
-from dps_api.domain.pricing import QuoteTotals
-from dps_api.domain.quote_views import QuoteLineView, QuoteView
-from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
+from dps_api.domain.quote_views import QUOTE_COLUMNS, QuoteLineView, QuoteView, quote_view
+from dps_api.domain.vocabulary import PriceFrequency, PriceModel
+
+# the view's columns of the quote as the ORM row holds them, and the enumerations among them (the
+# driver returns their values)
+_columns_of = attrgetter(*QUOTE_COLUMNS)
+_QUOTE_ENUMS = [
+    (index, kind.enum_class)
+    for index, name in enumerate(QUOTE_COLUMNS)
+    if isinstance(kind := Quote.__table__.c[name].type, Enum) and kind.enum_class is not None
+]
 
 
-class QuoteRow(NamedTuple):
-    """The quote's columns as the driver returns them (``read_quote``), named as ``Quote``'s."""
-
-    id: UUID
-    organization_id: UUID
-    name: str
-    opportunity_id: UUID | None
-    owner_user_id: UUID
-    status: QuoteStatus
-    currency: str
-    billing_frequency: BillingFrequency
-    subscription_term_months: int
-    start_date: date | None
-    end_date: date | None
-    pricebook_id: UUID | None
-    pricebook_version: int | None
-    recurring_per_billing_period: Decimal
-    one_time: Decimal
-    total_contract_value: Decimal
-    list_total_contract_value: Decimal
-    max_discount_percent: Decimal
-    locked_below_list: bool
-    line_count: int
-    created_at: datetime
-    updated_at: datetime
-
-
-def quote_header_view(quote: Quote | QuoteRow, lines: tuple[QuoteLineView, ...] | None) -> QuoteView:
-    """The quote (a row object or its columns as read) as the use cases return it, with ``lines``."""
-    return QuoteView(
-        id=quote.id,
-        organization_id=quote.organization_id,
-        name=quote.name,
-        opportunity_id=quote.opportunity_id,
-        owner_user_id=quote.owner_user_id,
-        status=quote.status,
-        currency=quote.currency,
-        billing_frequency=quote.billing_frequency,
-        subscription_term_months=quote.subscription_term_months,
-        start_date=quote.start_date,
-        end_date=quote.end_date,
-        pricebook_id=quote.pricebook_id,
-        pricebook_version=quote.pricebook_version,
-        totals=QuoteTotals(
-            recurring_per_billing_period=quote.recurring_per_billing_period,
-            one_time=quote.one_time,
-            total_contract_value=quote.total_contract_value,
-            list_total_contract_value=quote.list_total_contract_value,
-            max_discount_percent=quote.max_discount_percent,
-            locked_below_list=quote.locked_below_list,
-        ),
-        line_count=quote.line_count,
-        created_at=quote.created_at,
-        updated_at=quote.updated_at,
-        lines=lines,
-    )
+def row_view(quote: Quote, lines: tuple[QuoteLineView, ...] | None) -> QuoteView:
+    """The quote's row object as the use cases return it, with ``lines``."""
+    return quote_view(_columns_of(quote), lines)
 
 
 def driver_sql(stmt: ClauseElement) -> str:
@@ -93,7 +48,7 @@ def driver_sql(stmt: ClauseElement) -> str:
 
 BY_ID = (bindparam("quote_id", type_=Uuid()), bindparam("organization_id", type_=Uuid()))
 _QUOTE_SQL = driver_sql(
-    select(*[getattr(Quote, name) for name in QuoteRow._fields]).where(
+    select(*[getattr(Quote, name) for name in QUOTE_COLUMNS]).where(
         Quote.id == BY_ID[0], Quote.organization_id == BY_ID[1]
     )
 )
@@ -137,7 +92,8 @@ def read_quote(cursor: psycopg.Cursor[Any], organization_id: UUID, quote_id: UUI
     found = cursor.fetchone()
     if found is None:
         raise not_found("Pricing quote")
-    row = QuoteRow._make(found)
-    row = row._replace(status=QuoteStatus(row.status), billing_frequency=BillingFrequency(row.billing_frequency))
+    values = list(found)
+    for index, kind in _QUOTE_ENUMS:
+        values[index] = kind(values[index])
     cursor.execute(_LINES_SQL, params)
-    return quote_header_view(row, _line_views(cursor.fetchall()))
+    return quote_view(values, _line_views(cursor.fetchall()))

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 from uuid import UUID
 
@@ -37,7 +37,7 @@ from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_reads import BY_ID, driver_sql, quote_header_view, stored_line_views
+from dps_api.services.quote_reads import BY_ID, driver_sql, row_view, stored_line_views
 
 REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
 
@@ -274,31 +274,17 @@ def store_totals(quote: Quote, priced: Sequence[PricedLine]) -> None:
     quote.line_count = len(priced)
 
 
+_line_values = attrgetter(*QuoteLineView._fields)
+
+
 def line_view(line: LineRow) -> QuoteLineView:
-    return QuoteLineView(
-        id=line.id,
-        position=line.position,
-        product_id=line.product_id,
-        product_spec_id=line.product_spec_id,
-        product_version=line.product_version,
-        product_name=line.product_name,
-        product_short_name=line.product_short_name,
-        custom_name=line.custom_name,
-        price_model=line.price_model,
-        price_frequency=line.price_frequency,
-        locked=line.locked,
-        quantity=line.quantity,
-        list_unit_price=line.list_unit_price,
-        discount_percent=line.discount_percent,
-        net_unit_price=line.net_unit_price,
-        amount_per_billing_period=line.amount_per_billing_period,
-        one_time_amount=line.one_time_amount,
-    )
+    """The line's view: its columns of the view's names (a named tuple made from their tuple)."""
+    return tuple.__new__(QuoteLineView, _line_values(line))
 
 
 def quote_view(quote: Quote, lines: Sequence[LineRow] | None) -> QuoteView:
     """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
-    return quote_header_view(quote, None if lines is None else tuple(line_view(line) for line in lines))
+    return row_view(quote, None if lines is None else tuple(line_view(line) for line in lines))
 
 
 def full_view(session: Session, quote: Quote) -> QuoteView:
@@ -306,4 +292,4 @@ def full_view(session: Session, quote: Quote) -> QuoteView:
     straight into views (no ORM objects): the caller must not hold line objects with changes it has
     not flushed, and gets what the table holds."""
     session.flush()
-    return quote_header_view(quote, stored_line_views(session, quote))
+    return row_view(quote, stored_line_views(session, quote))

@@ -1,7 +1,7 @@
 """The quote snapshot the billing connector reads (it never reads the api's tables).
 
 The snapshot is the api's ``dps_api.domain.quote_snapshot.QuoteSnapshot``, built from the same
-``QuoteView`` the API renders, by the pricing domain (``dps_api.domain.quote_views.snapshot``).
+``QuoteView`` the API renders, by the pricing domain (``dps_api.domain.quote_snapshot.snapshot``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from sqlalchemy import select
 from dps_common.db import Transactions
 
 from dps_api.db.models.opportunities import Opportunity
-from dps_api.domain.quote_snapshot import QuoteSnapshot
-from dps_api.domain.quote_views import snapshot
+from dps_api.domain.quote_snapshot import QuoteSnapshot, snapshot
 from dps_api.services.quote_records import find_quote, full_view
 
 

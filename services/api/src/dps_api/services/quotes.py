@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
@@ -97,6 +97,15 @@ def _currency_mismatch(field: str, pricebook: PinnedPricebook, currency: str) ->
     )
 
 
+# what a create resolves rather than copies; the command's other fields are stored as sent
+_RESOLVED = frozenset({"owner_user_id", "currency", "pricebook_id", "lines"})
+_COPIED = tuple(f.name for f in fields(CreateQuote) if f.name not in _RESOLVED)
+
+
+def _copied(wanted: CreateQuote) -> dict[str, Any]:
+    return {name: getattr(wanted, name) for name in _COPIED}
+
+
 class QuoteService:
     def __init__(self, tx: Transactions, now: Callable[[], datetime]):
         self._tx = tx
@@ -141,17 +150,12 @@ class QuoteService:
                 raise _currency_mismatch("currency", pricebook, currency)
             now = self._now()
             quote = Quote(
+                **_copied(wanted),
                 id=new_id(),
                 organization_id=org_id,
-                name=wanted.name,
-                opportunity_id=wanted.opportunity_id,
                 owner_user_id=owner,
                 status=QuoteStatus.DRAFT,
                 currency=currency,
-                billing_frequency=wanted.billing_frequency,
-                subscription_term_months=wanted.subscription_term_months,
-                start_date=wanted.start_date,
-                end_date=wanted.end_date,
                 pricebook_id=pricebook.id if pricebook else None,
                 pricebook_version=pricebook.version if pricebook else None,
                 created_at=now,

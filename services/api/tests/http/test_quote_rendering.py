@@ -10,6 +10,7 @@ import pytest
 from dps_common.json import dumps, loads
 from dps_common.paging import PageRequest
 
+from dps_api.schemas import quotes as quote_schemas
 from dps_api.schemas.quotes import PricingQuote, QuoteSummary, render_quote
 from dps_api.services.quotes import QuoteFilters, QuoteService
 
@@ -39,6 +40,18 @@ def quote(client, org) -> dict:
         endDate="2027-12-31",
     )
     return create_quote(client, org.user, body)
+
+
+def test_a_write_renders_its_quote_once_for_its_event_and_its_answer(client, org, monkeypatch):
+    rendered = []
+    render = quote_schemas._render_quote
+    monkeypatch.setattr(quote_schemas, "_render_quote", lambda view: rendered.append(view.id) or render(view))
+    item = product(client, org)
+    quote = create_quote(client, org.user, quote_body({"productId": item["id"]}))
+    headers, path = org.user.headers, f"{QUOTES}/{quote['id']}"
+    assert client.simulate_patch(path, json={"name": "Renamed"}, headers=headers).status_code == 200
+    assert client.simulate_post(f"{path}/lines", json={"productId": item["id"]}, headers=headers).status_code == 201
+    assert rendered == [uuid.UUID(quote["id"])] * 3  # each wrote quote.created / quote.updated from it too
 
 
 def test_a_quote_with_its_lines_renders_as_a_pricing_quote(service, client, org, quote):

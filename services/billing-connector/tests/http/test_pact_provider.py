@@ -1,0 +1,91 @@
+"""The connector verifies what its consumers read from it, as their Pact contracts say (``pacts/``,
+written by the consumers' own tests): the console's calls (``console-billing-connector.json``) replayed
+by the pact core's verifier against the real connector server (``served``: committed data, the
+billing platform stand-in, the test api for keys), each provider state made through the connector's
+own operations (the connect flow on the stand-in, Disconnect, a push request); and the dispatcher's
+message pact (``webhook-dispatcher-billing-connector.json``) with the ``billing.*`` events its outbox
+relay would publish after a real connect and disconnect (the body it claims from the outbox and the
+``X-Request-Id`` header it sends with it).
+
+A change of what the connector serves or publishes that breaks what a consumer reads fails here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import requests
+from pact.types import Message
+
+from dps_testing.pacts import State, outbox_message, state_changes, verify_http, verify_messages
+from dps_testing.pacts import served as serving
+
+from billing_helpers import connect, line, quote
+from push_helpers import request_push
+
+CONNECTION = "/external/v1/billing-connection"
+
+
+class States:
+    """The provider states, each making the world it names for one organization's admin."""
+
+    def __init__(self, served: str, fake_api: Any, stand_in: Any):
+        self._served, self._fake_api, self._stand_in = served, fake_api, stand_in
+        self.org = fake_api.organization()
+
+    def _connection(self, method: str) -> requests.Response:
+        return requests.request(method, self._served + CONNECTION, headers={"x-api-key": self.org.admin.key}, timeout=10)
+
+    def connected(self, params: dict[str, Any]) -> dict[str, str]:
+        if self._connection("GET").status_code == 404:
+            connect(self._served, self.org.admin.key, self._stand_in.install())
+        return {}
+
+    def not_connected(self, params: dict[str, Any]) -> dict[str, str]:
+        if self._connection("GET").status_code == 200:
+            assert self._connection("DELETE").status_code == 204
+        return {}
+
+    def a_push(self, params: dict[str, Any]) -> dict[str, str]:
+        self.connected(params)
+        snapshot = quote(self.org.id, self.org.user.user_id, [line()])
+        self._fake_api.put_quote(snapshot)
+        request_push(self._served, self.org.admin.key, snapshot)
+        return {}
+
+
+@pytest.fixture
+def states(served, fake_api, stand_in) -> States:
+    return States(served, fake_api, stand_in)
+
+
+def test_the_consoles_calls(served, states):
+    handlers: dict[str, State] = {
+        "a connected billing platform": states.connected,
+        "no billing connection": states.not_connected,
+        "a billing push": states.a_push,
+    }
+    with serving(state_changes(handlers)) as state_url:
+        verify_http("billing-connector", "console", served, state_url, {"x-api-key": states.org.admin.key})
+
+
+@pytest.fixture
+def disconnected(states) -> Iterator[Any]:
+    """An organization that connected and disconnected: its outbox holds both events."""
+    states.connected({})
+    states.not_connected({})
+    yield states.org
+
+
+def test_the_webhook_dispatchers_events(disconnected, committed_tx):
+    def message(event_type: str) -> Callable[[], Message]:
+        def make() -> Message:
+            with committed_tx() as session:  # claims (locks) until the transaction ends: nothing changes
+                return outbox_message(session, disconnected.id, event_type)
+
+        return make
+
+    types = ("billing.connection.connected", "billing.connection.removed")
+    verify_messages("billing-connector", "webhook-dispatcher", {f"a {t} event": message(t) for t in types})

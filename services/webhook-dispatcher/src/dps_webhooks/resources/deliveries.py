@@ -11,7 +11,13 @@ from dps_common.http.params import invalid_param, path_id
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
-from dps_webhooks.schemas.deliveries import Delivery, DeliveryDetail, DeliveryList
+from dps_webhooks.schemas.deliveries import (
+    Delivery,
+    DeliveryDetail,
+    DeliveryList,
+    render_delivery,
+    render_delivery_detail,
+)
 from dps_webhooks.services.deliveries import WHAT as DELIVERY
 from dps_webhooks.services.deliveries import DeliveryService
 from dps_webhooks.services.endpoints import WHAT as ENDPOINT
@@ -55,7 +61,7 @@ class DeliveriesResource:
             req,
             PAGING,
             self._cursors,
-            lambda page: self._service.list_deliveries(principal, endpoint_id, page, status),
+            lambda page: [render_delivery(d) for d in self._service.list_deliveries(principal, endpoint_id, page, status)],
             {"webhookConfigId": endpoint_id, "status": status},
         )
 
@@ -76,7 +82,8 @@ class DeliveryResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str, delivery_id: str) -> None:
         endpoint_id = path_id(webhook_config_id, ENDPOINT)
-        resp.media = self._service.get_delivery(req.context.principal, endpoint_id, path_id(delivery_id, DELIVERY))
+        detail = self._service.get_delivery(req.context.principal, endpoint_id, path_id(delivery_id, DELIVERY))
+        resp.media = render_delivery_detail(detail)
 
 
 class RetryResource:
@@ -104,7 +111,7 @@ class RetryResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str, delivery_id: str) -> None:
         endpoint_id = path_id(webhook_config_id, ENDPOINT)
         target = path_id(delivery_id, DELIVERY)
-        resp.media = self._service.retry_delivery(req.context.principal, endpoint_id, target)
+        resp.media = render_delivery(self._service.retry_delivery(req.context.principal, endpoint_id, target))
         resp.status = falcon.HTTP_202
 
 

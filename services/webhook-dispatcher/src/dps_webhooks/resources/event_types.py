@@ -8,7 +8,7 @@ from dps_common.http.app import Api
 from dps_common.http.operations import Operation
 
 from dps_webhooks.context import AppContext
-from dps_webhooks.schemas.event_types import WebhookEventTypeList
+from dps_webhooks.schemas.event_types import WebhookEventTypeList, render_event_types
 from dps_webhooks.services.event_types import list_event_types
 
 
@@ -28,7 +28,7 @@ class WebhookEventTypesResource:
     }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = list_event_types()
+        resp.media = render_event_types(list_event_types())
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -12,13 +12,15 @@ from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
-from dps_webhooks.schemas.deliveries import Delivery
+from dps_webhooks.schemas.deliveries import Delivery, render_delivery
 from dps_webhooks.schemas.webhook_configs import (
     WebhookConfig,
     WebhookConfigCreate,
     WebhookConfigList,
     WebhookConfigUpdate,
     WebhookConfigWithSecret,
+    render_endpoint,
+    render_endpoint_with_secret,
 )
 from dps_webhooks.services.deliveries import DeliveryService
 from dps_webhooks.services.endpoints import WHAT, EndpointService
@@ -64,11 +66,13 @@ class WebhookConfigsResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         principal = req.context.principal
-        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.list_endpoints(principal, page))
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: [render_endpoint(e) for e in self._service.list_endpoints(principal, page)]
+        )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = parse_body(req, WebhookConfigCreate)
-        resp.media = self._service.create_endpoint(req.context.principal, body)
+        command = parse_body(req, WebhookConfigCreate).command()
+        resp.media = render_endpoint_with_secret(self._service.create_endpoint(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
 
@@ -114,12 +118,12 @@ class WebhookConfigResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
-        resp.media = self._service.get_endpoint(req.context.principal, path_id(webhook_config_id, WHAT))
+        resp.media = render_endpoint(self._service.get_endpoint(req.context.principal, path_id(webhook_config_id, WHAT)))
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
         target = path_id(webhook_config_id, WHAT)
-        body = parse_body(req, WebhookConfigUpdate)
-        resp.media = self._service.update_endpoint(req.context.principal, target, body)
+        command = parse_body(req, WebhookConfigUpdate).command()
+        resp.media = render_endpoint(self._service.update_endpoint(req.context.principal, target, command))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
         self._service.revoke_endpoint(req.context.principal, path_id(webhook_config_id, WHAT))
@@ -145,7 +149,8 @@ class RotateSecretResource:
         self._service = service
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
-        resp.media = self._service.rotate_secret(req.context.principal, path_id(webhook_config_id, WHAT))
+        issued = self._service.rotate_secret(req.context.principal, path_id(webhook_config_id, WHAT))
+        resp.media = render_endpoint_with_secret(issued)
 
 
 class TestDeliveryResource:
@@ -169,7 +174,7 @@ class TestDeliveryResource:
         self._service = service
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
-        resp.media = self._service.send_test(req.context.principal, path_id(webhook_config_id, WHAT))
+        resp.media = render_delivery(self._service.send_test(req.context.principal, path_id(webhook_config_id, WHAT)))
         resp.status = falcon.HTTP_202
 
 

@@ -1,7 +1,8 @@
 """Request and response bodies of the dispatcher's API, and the two base models they share.
 
-Request models validate bodies (``dps_common.http.bodies.parse_body``); response models document
-the answers in the OpenAPI document, while the answers themselves are rendered from rows to dicts.
+Request models validate bodies (``dps_common.http.bodies.parse_body``) and make the domain's
+commands; response models document the answers in the OpenAPI document; the ``render_*`` functions
+beside them are the only place that writes an answer, from the domain's views.
 """
 
 from __future__ import annotations

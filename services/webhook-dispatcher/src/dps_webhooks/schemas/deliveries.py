@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from dps_common.openapi.examples import example
 
+from dps_webhooks.domain.delivery_views import AttemptView, DeliveryView, DeliveryWithAttempts
 from dps_webhooks.schemas import ResponseModel
 
 DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
@@ -68,3 +69,39 @@ class DeliveryDetail(Delivery):
 class DeliveryList(ResponseModel):
     deliveries: list[Delivery]
     nextCursor: str | None
+
+
+def render_delivery(delivery: DeliveryView) -> dict[str, Any]:
+    return {
+        "id": str(delivery.id),
+        "webhookConfigId": str(delivery.endpoint_id),
+        "eventId": str(delivery.event_id),
+        "eventType": delivery.event_type,
+        "status": delivery.status,
+        "attemptCount": delivery.attempt_count,
+        "isTest": delivery.is_test,
+        "retryOf": str(delivery.retry_of) if delivery.retry_of else None,
+        "createdAt": delivery.created_at,
+        "completedAt": delivery.completed_at,
+        "lastResponseStatus": delivery.last_response_status,
+        "lastResponseExcerpt": delivery.last_response_excerpt,
+        "lastErrorMessage": delivery.last_error_message,
+        "lastDurationMs": delivery.last_duration_ms,
+        "lastAttemptedAt": delivery.last_attempted_at,
+        "nextAttemptAt": delivery.next_attempt_at,
+    }
+
+
+def _render_attempt(attempt: AttemptView) -> dict[str, Any]:
+    return {
+        "attempt": attempt.attempt,
+        "attemptedAt": attempt.attempted_at,
+        "responseStatus": attempt.response_status,
+        "responseExcerpt": attempt.response_excerpt,
+        "errorMessage": attempt.error_message,
+        "durationMs": attempt.duration_ms,
+    }
+
+
+def render_delivery_detail(detail: DeliveryWithAttempts) -> dict[str, Any]:
+    return {**render_delivery(detail.delivery), "attempts": [_render_attempt(a) for a in detail.attempts]}

@@ -25,3 +25,8 @@ class WebhookEventTypeList(ResponseModel):
         description="Every event type delivered to endpoints, by name. Not paged: the catalogue is small. "
         "Test deliveries (webhook.test) are sent whatever an endpoint subscribes to and are not listed."
     )
+
+
+def render_event_types(entries: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The catalogue's entries as stored (``{"type", "description", "schema", "example"}``)."""
+    return {"eventTypes": [dict(entry) for entry in entries]}

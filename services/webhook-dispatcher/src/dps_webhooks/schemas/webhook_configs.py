@@ -1,16 +1,19 @@
-"""Bodies of ``/webhook-configs``: the endpoint record, create and update requests, and the answer
-that carries the signing secret (create and rotate only)."""
+"""Bodies of ``/webhook-configs``: the endpoint record, create and update requests (and the commands
+they make), and the answer that carries the signing secret (create and rotate only)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import MISSING, AfterValidator, Field, StringConstraints
 
 from dps_common.events.envelope import INTERNAL_PREFIX, is_internal
 from dps_common.openapi.examples import example
 
+from dps_webhooks.domain import endpoint_status
+from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
+from dps_webhooks.domain.endpoint_views import EndpointView, EndpointWithSecret
 from dps_webhooks.domain.event_types import known_event_types, unknown_event_type_message
 from dps_webhooks.schemas import RequestModel, ResponseModel
 
@@ -71,6 +74,9 @@ class WebhookConfigCreate(RequestModel):
     description: Description = ""
     eventTypes: EventTypes = Field(default_factory=list)
 
+    def command(self) -> CreateEndpoint:
+        return CreateEndpoint(self.url, self.description, tuple(self.eventTypes))
+
 
 class WebhookConfigUpdate(RequestModel):
     """Only the fields sent change; a field sent as null is a 400. Setting status ACTIVE always
@@ -84,6 +90,14 @@ class WebhookConfigUpdate(RequestModel):
     description: Description | MISSING = MISSING
     eventTypes: EventTypes | MISSING = MISSING
     status: EndpointStatus | MISSING = MISSING
+
+    def command(self) -> UpdateEndpoint:
+        return UpdateEndpoint(
+            url=None if self.url is MISSING else self.url,
+            description=None if self.description is MISSING else self.description,
+            event_types=None if self.eventTypes is MISSING else tuple(self.eventTypes),
+            status=None if self.status is MISSING else endpoint_status.EndpointStatus(self.status),
+        )
 
 
 _ENDPOINT = {
@@ -122,3 +136,24 @@ class WebhookConfigWithSecret(WebhookConfig):
 class WebhookConfigList(ResponseModel):
     webhookConfigs: list[WebhookConfig]
     nextCursor: str | None
+
+
+def render_endpoint(endpoint: EndpointView) -> dict[str, Any]:
+    """The endpoint record; never the secret."""
+    return {
+        "id": str(endpoint.id),
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "eventTypes": list(endpoint.event_types),
+        "status": endpoint.status,
+        "consecutiveFailures": endpoint.consecutive_failures,
+        "disabledReason": endpoint.disabled_reason,
+        "createdAt": endpoint.created_at,
+        "updatedAt": endpoint.updated_at,
+        "secretRotatedAt": endpoint.secret_rotated_at,
+        "revokedAt": endpoint.revoked_at,
+    }
+
+
+def render_endpoint_with_secret(issued: EndpointWithSecret) -> dict[str, Any]:
+    return {**render_endpoint(issued.endpoint), "secret": issued.secret}

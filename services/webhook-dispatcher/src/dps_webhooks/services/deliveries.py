@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select
@@ -27,6 +26,7 @@ from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.domain.delivery_views import AttemptView, DeliveryView, DeliveryWithAttempts
 from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held
 from dps_webhooks.services import intake
 from dps_webhooks.services.endpoints import load_endpoint
@@ -37,36 +37,36 @@ TEST_EVENT_TYPE = "webhook.test"
 TEST_MESSAGE = "A test delivery from the Deal Pricing Service."
 
 
-def render_delivery(delivery: WebhookDelivery) -> dict[str, Any]:
-    return {
-        "id": str(delivery.id),
-        "webhookConfigId": str(delivery.endpoint_id),
-        "eventId": str(delivery.event_id),
-        "eventType": delivery.event_type,
-        "status": delivery.status,
-        "attemptCount": delivery.attempt_count,
-        "isTest": delivery.is_test,
-        "retryOf": str(delivery.retry_of) if delivery.retry_of else None,
-        "createdAt": delivery.created_at,
-        "completedAt": delivery.completed_at,
-        "lastResponseStatus": delivery.last_response_status,
-        "lastResponseExcerpt": delivery.last_response_excerpt,
-        "lastErrorMessage": delivery.last_error_message,
-        "lastDurationMs": delivery.last_duration_ms,
-        "lastAttemptedAt": delivery.last_attempted_at,
-        "nextAttemptAt": delivery.next_attempt_at,
-    }
+def delivery_view(delivery: WebhookDelivery) -> DeliveryView:
+    return DeliveryView(
+        id=delivery.id,
+        endpoint_id=delivery.endpoint_id,
+        event_id=delivery.event_id,
+        event_type=delivery.event_type,
+        status=delivery.status,
+        attempt_count=delivery.attempt_count,
+        is_test=delivery.is_test,
+        retry_of=delivery.retry_of,
+        created_at=delivery.created_at,
+        completed_at=delivery.completed_at,
+        last_response_status=delivery.last_response_status,
+        last_response_excerpt=delivery.last_response_excerpt,
+        last_error_message=delivery.last_error_message,
+        last_duration_ms=delivery.last_duration_ms,
+        last_attempted_at=delivery.last_attempted_at,
+        next_attempt_at=delivery.next_attempt_at,
+    )
 
 
-def render_attempt(attempt: DeliveryAttempt) -> dict[str, Any]:
-    return {
-        "attempt": attempt.attempt,
-        "attemptedAt": attempt.attempted_at,
-        "responseStatus": attempt.response_status,
-        "responseExcerpt": attempt.response_excerpt,
-        "errorMessage": attempt.error_message,
-        "durationMs": attempt.duration_ms,
-    }
+def _attempt_view(attempt: DeliveryAttempt) -> AttemptView:
+    return AttemptView(
+        attempt=attempt.attempt,
+        attempted_at=attempt.attempted_at,
+        response_status=attempt.response_status,
+        response_excerpt=attempt.response_excerpt,
+        error_message=attempt.error_message,
+        duration_ms=attempt.duration_ms,
+    )
 
 
 def read_event(session: Session, event_id: UUID) -> intake.IncomingEvent:
@@ -93,7 +93,7 @@ class DeliveryService:
 
     def list_deliveries(
         self, principal: Principal, endpoint_id: UUID, page: PageRequest, status: str | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[DeliveryView]:
         """``limit + 1`` deliveries after the page's position, newest first (UUIDv7 ids descending)."""
         with self._tx.read() as session:
             load_endpoint(session, principal.organization_id, endpoint_id)
@@ -101,18 +101,18 @@ class DeliveryService:
             if status is not None:
                 stmt = stmt.where(WebhookDelivery.status == status)
             rows = session.scalars(keyset(stmt, [WebhookDelivery.id], page, descending=True, convert=[UUID]))
-            return [render_delivery(row) for row in rows]
+            return [delivery_view(row) for row in rows]
 
-    def get_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+    def get_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> DeliveryWithAttempts:
         with self._tx.read() as session:
             endpoint = load_endpoint(session, principal.organization_id, endpoint_id)
             delivery = _load_delivery(session, endpoint, delivery_id)
             attempts = session.scalars(
                 select(DeliveryAttempt).where(DeliveryAttempt.delivery_id == delivery.id).order_by(DeliveryAttempt.attempt)
             )
-            return {**render_delivery(delivery), "attempts": [render_attempt(a) for a in attempts]}
+            return DeliveryWithAttempts(delivery_view(delivery), tuple(_attempt_view(a) for a in attempts))
 
-    def send_test(self, principal: Principal, endpoint_id: UUID) -> dict[str, Any]:
+    def send_test(self, principal: Principal, endpoint_id: UUID) -> DeliveryView:
         """A ``webhook.test`` event for this endpoint alone, due now even when it is ``PAUSED``."""
         with self._tx() as session:
             endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
@@ -126,11 +126,11 @@ class DeliveryService:
             event = intake.IncomingEvent.from_envelope(dumps(body).decode())
             intake.store_event(session, event)
             delivery = intake.add_delivery(session, event, endpoint.id, held=held, is_test=True)
-            record = render_delivery(delivery)
-        log.info("test delivery created", extra={"webhookConfigId": str(endpoint_id), "deliveryId": record["id"]})
-        return record
+            view = delivery_view(delivery)
+        log.info("test delivery created", extra={"webhookConfigId": str(endpoint_id), "deliveryId": str(view.id)})
+        return view
 
-    def retry_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+    def retry_delivery(self, principal: Principal, endpoint_id: UUID, delivery_id: UUID) -> DeliveryView:
         """A new delivery of the same event: due now, held while the endpoint is ``PAUSED`` (unless
         it retries a test delivery, which stays a test delivery), refused while ``DISABLED``."""
         with self._tx() as session:
@@ -143,6 +143,6 @@ class DeliveryService:
             delivery = intake.add_delivery(
                 session, event, endpoint.id, held=held, is_test=original.is_test, retry_of=original.id
             )
-            record = render_delivery(delivery)
-        log.info("delivery retried", extra={"deliveryId": record["id"], "retryOf": str(delivery_id)})
-        return record
+            view = delivery_view(delivery)
+        log.info("delivery retried", extra={"deliveryId": str(view.id), "retryOf": str(delivery_id)})
+        return view

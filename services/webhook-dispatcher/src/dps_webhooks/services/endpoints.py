@@ -11,10 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
-from pydantic import MISSING
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -27,13 +25,14 @@ from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import WebhookEndpoint
 from dps_webhooks.db.work_queue import hold_pending, release_held
+from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import (
     REVOKED_REASON,
     EndpointStatus,
     change_status,
     ensure_not_revoked,
 )
-from dps_webhooks.schemas.webhook_configs import WebhookConfigCreate, WebhookConfigUpdate
+from dps_webhooks.domain.endpoint_views import EndpointView, EndpointWithSecret
 from dps_webhooks.settings import Settings
 from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
 from dps_webhooks.url_guard import UrlRefused, vet_url
@@ -42,21 +41,21 @@ log = logging.getLogger("dps.webhooks.endpoints")
 WHAT = "Webhook config"
 
 
-def render_endpoint(endpoint: WebhookEndpoint) -> dict[str, Any]:
-    """The endpoint record; never the secret."""
-    return {
-        "id": str(endpoint.id),
-        "url": endpoint.url,
-        "description": endpoint.description,
-        "eventTypes": list(endpoint.event_types),
-        "status": endpoint.status,
-        "consecutiveFailures": endpoint.consecutive_failures,
-        "disabledReason": endpoint.disabled_reason,
-        "createdAt": endpoint.created_at,
-        "updatedAt": endpoint.updated_at,
-        "secretRotatedAt": endpoint.secret_rotated_at,
-        "revokedAt": endpoint.revoked_at,
-    }
+def endpoint_view(endpoint: WebhookEndpoint) -> EndpointView:
+    """The endpoint as read; never the secret."""
+    return EndpointView(
+        id=endpoint.id,
+        url=endpoint.url,
+        description=endpoint.description,
+        event_types=tuple(endpoint.event_types),
+        status=endpoint.status,
+        consecutive_failures=endpoint.consecutive_failures,
+        disabled_reason=endpoint.disabled_reason,
+        created_at=endpoint.created_at,
+        updated_at=endpoint.updated_at,
+        secret_rotated_at=endpoint.secret_rotated_at,
+        revoked_at=endpoint.revoked_at,
+    )
 
 
 def load_endpoint(session: Session, organization_id: UUID, endpoint_id: UUID, *, lock: bool = False) -> WebhookEndpoint:
@@ -84,28 +83,28 @@ class EndpointService:
         except UrlRefused as exc:
             raise invalid_field("url", str(exc)) from None
 
-    def list_endpoints(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+    def list_endpoints(self, principal: Principal, page: PageRequest) -> list[EndpointView]:
         """``limit + 1`` endpoints after the page's position, in id (creation) order."""
         stmt = select(WebhookEndpoint).where(WebhookEndpoint.organization_id == principal.organization_id)
         with self._tx.read() as session:
             rows = session.scalars(keyset(stmt, [WebhookEndpoint.id], page, convert=[UUID]))
-            return [render_endpoint(row) for row in rows]
+            return [endpoint_view(row) for row in rows]
 
-    def get_endpoint(self, principal: Principal, endpoint_id: UUID) -> dict[str, Any]:
+    def get_endpoint(self, principal: Principal, endpoint_id: UUID) -> EndpointView:
         with self._tx.read() as session:
-            return render_endpoint(load_endpoint(session, principal.organization_id, endpoint_id))
+            return endpoint_view(load_endpoint(session, principal.organization_id, endpoint_id))
 
-    def create_endpoint(self, principal: Principal, body: WebhookConfigCreate) -> dict[str, Any]:
+    def create_endpoint(self, principal: Principal, command: CreateEndpoint) -> EndpointWithSecret:
         """A new ``ACTIVE`` endpoint and its signing secret, shown in this answer only."""
-        self._vet(body.url)
+        self._vet(command.url)
         endpoint_id, secret, now = new_id(), new_signing_secret(), self._now()
         with self._tx() as session:
             endpoint = WebhookEndpoint(
                 id=endpoint_id,
                 organization_id=principal.organization_id,
-                url=body.url,
-                description=body.description,
-                event_types=body.eventTypes,
+                url=command.url,
+                description=command.description,
+                event_types=list(command.event_types),
                 status=EndpointStatus.ACTIVE.value,
                 consecutive_failures=0,
                 secret_sealed=self._sealer.seal(endpoint_id, secret),
@@ -114,27 +113,26 @@ class EndpointService:
             )
             session.add(endpoint)
             session.flush()
-            record = render_endpoint(endpoint)
+            view = endpoint_view(endpoint)
         log.info(
             "webhook config created",
             extra={"organizationId": str(principal.organization_id), "webhookConfigId": str(endpoint_id)},
         )
-        return {**record, "secret": secret}
+        return EndpointWithSecret(view, secret)
 
-    def update_endpoint(self, principal: Principal, endpoint_id: UUID, body: WebhookConfigUpdate) -> dict[str, Any]:
-        if body.url is not MISSING:
-            self._vet(body.url)
-        requested = EndpointStatus(body.status) if body.status is not MISSING else None
+    def update_endpoint(self, principal: Principal, endpoint_id: UUID, command: UpdateEndpoint) -> EndpointView:
+        if command.url is not None:
+            self._vet(command.url)
         with self._tx() as session:
             endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
             current = EndpointStatus(endpoint.status)
-            change = change_status(current, requested, revoked=endpoint.revoked_at is not None)
-            if body.url is not MISSING:
-                endpoint.url = body.url
-            if body.description is not MISSING:
-                endpoint.description = body.description
-            if body.eventTypes is not MISSING:
-                endpoint.event_types = body.eventTypes
+            change = change_status(current, command.status, revoked=endpoint.revoked_at is not None)
+            if command.url is not None:
+                endpoint.url = command.url
+            if command.description is not None:
+                endpoint.description = command.description
+            if command.event_types is not None:
+                endpoint.event_types = list(command.event_types)
             endpoint.status = change.status.value
             if change.reset_failures:
                 endpoint.consecutive_failures = 0
@@ -146,13 +144,13 @@ class EndpointService:
             if session.is_modified(endpoint):
                 endpoint.updated_at = self._now()
             session.flush()
-            record = render_endpoint(endpoint)
+            view = endpoint_view(endpoint)
         if change.status is not current:
             log.info(
                 "webhook config status changed",
                 extra={"webhookConfigId": str(endpoint_id), "fromStatus": current.value, "toStatus": change.status.value},
             )
-        return record
+        return view
 
     def revoke_endpoint(self, principal: Principal, endpoint_id: UUID) -> None:
         """``DISABLED`` for good, its waiting deliveries held forever (test ones too). Idempotent."""
@@ -168,7 +166,7 @@ class EndpointService:
             hold_pending(session, endpoint.id, keep_tests=False)
         log.info("webhook config revoked", extra={"webhookConfigId": str(endpoint_id)})
 
-    def rotate_secret(self, principal: Principal, endpoint_id: UUID) -> dict[str, Any]:
+    def rotate_secret(self, principal: Principal, endpoint_id: UUID) -> EndpointWithSecret:
         """A new secret, shown in this answer only. The worker reads the sealed secret at each
         attempt, so the next attempt is signed with the new secret alone."""
         secret = new_signing_secret()
@@ -180,6 +178,6 @@ class EndpointService:
             endpoint.secret_rotated_at = now
             endpoint.updated_at = now
             session.flush()
-            record = render_endpoint(endpoint)
+            view = endpoint_view(endpoint)
         log.info("webhook config secret rotated", extra={"webhookConfigId": str(endpoint_id)})
-        return {**record, "secret": secret}
+        return EndpointWithSecret(view, secret)

@@ -7,5 +7,5 @@ from typing import Any
 from dps_webhooks.domain.event_types import catalogue
 
 
-def list_event_types() -> dict[str, Any]:
-    return {"eventTypes": [dict(entry) for entry in catalogue()]}
+def list_event_types() -> tuple[dict[str, Any], ...]:
+    return catalogue()

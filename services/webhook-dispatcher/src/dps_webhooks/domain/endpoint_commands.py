@@ -1,0 +1,25 @@
+"""What the endpoint use cases are asked to do: plain values, no request bodies. Resources build
+these from the bodies ``dps_webhooks.schemas.webhook_configs`` parses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dps_webhooks.domain.endpoint_status import EndpointStatus
+
+
+@dataclass(frozen=True, slots=True)
+class CreateEndpoint:
+    url: str
+    description: str = ""
+    event_types: tuple[str, ...] = ()  # empty: every event type
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateEndpoint:
+    """A partial update: ``None`` leaves the field as it is (a body never sets one to null)."""
+
+    url: str | None = None
+    description: str | None = None
+    event_types: tuple[str, ...] | None = None
+    status: EndpointStatus | None = None

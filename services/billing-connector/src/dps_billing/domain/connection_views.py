@@ -1,8 +1,6 @@
-"""The billing connection as its use cases read it (never a token): plain values, no rows, no JSON.
-
-``dps_billing.schemas.connection.render_connection`` renders it, for the API and the
-``billing.connection.*`` events.
-"""
+"""The billing connection as its use cases read it (never a token), and the start link of a connect
+flow: plain values, no rows, no JSON. ``dps_billing.schemas.connection`` renders them (the connection
+for the API and the ``billing.connection.*`` events)."""
 
 from __future__ import annotations
 
@@ -21,3 +19,11 @@ class ConnectionView:
     connected_at: datetime
     broken_reason: str | None
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StartLink:
+    """Where the admin's browser starts a connect flow (once, before ``expires_at``)."""
+
+    start_url: str
+    expires_at: datetime

@@ -16,7 +16,13 @@ from dps_common.http.operations import Operation, QueryParam
 
 from dps_billing.callback_page import render_page
 from dps_billing.context import AppContext
-from dps_billing.schemas.connection import AuthorizeLink, AuthorizeRequest, BillingConnection
+from dps_billing.schemas.connection import (
+    AuthorizeLink,
+    AuthorizeRequest,
+    BillingConnection,
+    render_connection,
+    render_start_link,
+)
 from dps_billing.services.connect_flow import ConnectFlow
 from dps_billing.services.connection import CallbackOutcome, ConnectionService
 from dps_billing.settings import Settings, cookie_path
@@ -55,7 +61,7 @@ class ConnectionResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self._service.get_connection(req.context.principal)
+        resp.media = render_connection(self._service.get_connection(req.context.principal))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._service.disconnect(req.context.principal)
@@ -91,7 +97,7 @@ class AuthorizeResource:
         body = AuthorizeRequest()
         if req.content_type is not None or req.content_length:
             body = parse_body(req, AuthorizeRequest)
-        resp.media = self._flow.authorize(req.context.principal, body.returnUrl)
+        resp.media = render_start_link(self._flow.authorize(req.context.principal, body.returnUrl))
 
 
 def _page(resp: falcon.Response, status: int, connected: bool, reason: str, message: str, back: str) -> None:

@@ -10,7 +10,7 @@ from dps_common.http.bodies import read_body
 from dps_common.http.operations import Operation
 
 from dps_billing.context import AppContext
-from dps_billing.schemas.connection import PlatformWebhookReceipt
+from dps_billing.schemas.connection import PlatformWebhookReceipt, render_webhook_receipt
 from dps_billing.services.platform_events import PlatformEvents
 
 TAG = "Billing"
@@ -38,7 +38,7 @@ class PlatformWebhooksResource:
         self._events = events
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self._events.receive(read_body(req), req.get_header("Stripe-Signature"))
+        resp.media = render_webhook_receipt(self._events.receive(read_body(req), req.get_header("Stripe-Signature")))
 
 
 def register(api: Api, ctx: AppContext) -> None:

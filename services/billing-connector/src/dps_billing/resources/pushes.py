@@ -13,7 +13,7 @@ from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
 from dps_billing.context import AppContext
-from dps_billing.schemas.pushes import BillingPush, BillingPushList
+from dps_billing.schemas.pushes import BillingPush, BillingPushList, render_push
 from dps_billing.services.push_reads import WHAT as PUSH
 from dps_billing.services.pushes import PushService
 from dps_billing.snapshots import QUOTE
@@ -58,16 +58,16 @@ class PushesResource:
         self._cursors = cursors
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
-        record, created = self._service.request_push(req.context.principal, path_id(quote_id, QUOTE))
-        resp.media = record
+        push, created = self._service.request_push(req.context.principal, path_id(quote_id, QUOTE))
+        resp.media = render_push(push)
         resp.status = falcon.HTTP_202 if created else falcon.HTTP_200
-        resp.location = f"{req.path}/{record['id']}"
+        resp.location = f"{req.path}/{push.id}"
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, QUOTE)
         principal = req.context.principal
         resp.media = serve_page(
-            req, PAGING, self._cursors, lambda page: self._service.list_pushes(principal, target, page),
+            req, PAGING, self._cursors, lambda page: [render_push(p) for p in self._service.list_pushes(principal, target, page)],
             {"quoteId": target},
         )
 
@@ -87,9 +87,9 @@ class PushResource:
         self._service = service
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, quote_id: str, push_id: str) -> None:
-        resp.media = self._service.get_push(
+        resp.media = render_push(self._service.get_push(
             req.context.principal, path_id(quote_id, QUOTE), path_id(push_id, PUSH)
-        )
+        ))
 
 
 class RecentPushesResource:
@@ -111,7 +111,9 @@ class RecentPushesResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         principal = req.context.principal
-        resp.media = serve_page(req, PAGING, self._cursors, lambda page: self._service.recent_pushes(principal, page))
+        resp.media = serve_page(
+            req, PAGING, self._cursors, lambda page: [render_push(p) for p in self._service.recent_pushes(principal, page)]
+        )
 
 
 def register(api: Api, ctx: AppContext) -> None:

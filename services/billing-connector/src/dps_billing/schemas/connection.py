@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dps_billing.domain.connection_views import ConnectionView
+from dps_billing.domain.connection_views import ConnectionView, StartLink
 from dps_billing.schemas import ResponseModel
 
 
@@ -64,3 +64,11 @@ def render_connection(connection: ConnectionView) -> dict[str, Any]:
         "brokenReason": connection.broken_reason,
         "updatedAt": connection.updated_at,
     }
+
+
+def render_start_link(link: StartLink) -> dict[str, Any]:
+    return {"startUrl": link.start_url, "expiresAt": link.expires_at}
+
+
+def render_webhook_receipt(processed: bool) -> dict[str, Any]:
+    return {"received": True, "processed": processed}

@@ -16,7 +16,6 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from sqlalchemy import delete, update
@@ -27,6 +26,7 @@ from dps_common.errors import ValidationFailed
 from dps_common.ids import new_id
 
 from dps_billing.db.models import OAuthState
+from dps_billing.domain.connection_views import StartLink
 from dps_billing.oauth_state import AuthorizeState, hash_secret, sign_state
 from dps_billing.settings import Settings, start_url
 
@@ -69,7 +69,7 @@ class ConnectFlow:
         self._settings = settings
         self.now = now
 
-    def authorize(self, principal: Principal, return_url: str | None) -> dict[str, Any]:
+    def authorize(self, principal: Principal, return_url: str | None) -> StartLink:
         if return_url is not None:
             check_return_url(self._settings.console_url, return_url)
         now = self.now()
@@ -84,8 +84,7 @@ class ConnectFlow:
                 ticket_hash=hash_secret(ticket), ticket_expires_at=ticket_expires_at, return_url=return_url,
             ))
         log.info("billing connect flow issued", extra={"organizationId": str(principal.organization_id)})
-        return {"startUrl": f"{start_url(self._settings)}?{urlencode({'ticket': ticket})}",
-                "expiresAt": ticket_expires_at}
+        return StartLink(f"{start_url(self._settings)}?{urlencode({'ticket': ticket})}", ticket_expires_at)
 
     def start(self, ticket: str | None) -> Started | None:
         """The flow bound to this browser, or None: the ticket is unknown, used or expired."""

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select, update
 
@@ -25,9 +24,9 @@ from dps_common.errors import UpstreamFailed
 from dps_common.ids import new_id
 
 from dps_billing.db.models import BillingConnection, OAuthState
+from dps_billing.domain.connection_views import ConnectionView
 from dps_billing.oauth_state import AuthorizeState, StateRefused, nonce_matches, verify_state
 from dps_billing.platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
-from dps_billing.schemas.connection import render_connection
 from dps_billing.services.access import store_grant
 from dps_billing.services.connection_events import record_connected, record_removed
 from dps_billing.services.connection_lookup import connection_view, find_connection, load_connection
@@ -70,9 +69,9 @@ class ConnectionService:
         self._settings = settings
         self._now = now
 
-    def get_connection(self, principal: Principal) -> dict[str, Any]:
+    def get_connection(self, principal: Principal) -> ConnectionView:
         with self._tx.read() as session:
-            return render_connection(connection_view(load_connection(session, principal.organization_id)))
+            return connection_view(load_connection(session, principal.organization_id))
 
     def callback(self, code: str | None, state_token: str | None, error: str | None,
                  error_description: str | None, browser_nonces: Sequence[str]) -> CallbackOutcome:

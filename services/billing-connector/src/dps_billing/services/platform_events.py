@@ -79,7 +79,8 @@ class PlatformEvents:
         self._secret = secret
         self._now = now
 
-    def receive(self, payload: bytes, signature: str | None) -> dict[str, Any]:
+    def receive(self, payload: bytes, signature: str | None) -> bool:
+        """Whether the event was processed now (False: a type ignored, or an event id seen before)."""
         event = verify(payload, signature, self._secret, self._now().timestamp())
         event_id, event_type = str(event.get("id") or ""), str(event.get("type") or "")
         account_id = event.get("account")
@@ -87,7 +88,7 @@ class PlatformEvents:
             raise BadRequest("The event has no id.", code="invalid_event")
         if event_type not in HANDLED:
             log.info("platform event ignored", extra={"eventId": event_id, "eventType": event_type})
-            return {"received": True, "processed": False}
+            return False
         now = self._now()
         with self._tx() as session:
             first = session.execute(
@@ -98,7 +99,7 @@ class PlatformEvents:
             ).first()
             if first is None:
                 log.info("platform event replayed", extra={"eventId": event_id})
-                return {"received": True, "processed": False}
+                return False
             removed = 0
             if event_type == DEAUTHORIZED and account_id:
                 stmt = select(BillingConnection).where(
@@ -111,4 +112,4 @@ class PlatformEvents:
                     removed += 1
         log.info("platform event processed",
                  extra={"eventId": event_id, "eventType": event_type, "connectionsRemoved": removed})
-        return {"received": True, "processed": True}
+        return True

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select
@@ -32,8 +31,8 @@ from dps_common.wakeup import notify
 
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
+from dps_billing.domain.push_views import PushView
 from dps_billing.domain.quote_snapshot import QuoteSnapshot, QuoteStatus
-from dps_billing.schemas.pushes import render_push
 from dps_billing.services.connection_lookup import broken_conflict, find_connection, not_connected_conflict
 from dps_billing.services.push_reads import WHAT, objects_of, push_view, push_views
 from dps_billing.snapshots import SnapshotReader
@@ -65,8 +64,8 @@ class PushService:
         self._snapshots = snapshots
         self._now = now
 
-    def request_push(self, principal: Principal, quote_id: UUID) -> tuple[dict[str, Any], bool]:
-        """The push record, and whether it was created now (False: one was already queued or running)."""
+    def request_push(self, principal: Principal, quote_id: UUID) -> tuple[PushView, bool]:
+        """The push, and whether it was created now (False: one was already queued or running)."""
         organization_id = principal.organization_id
         snapshot = self._snapshots.read(organization_id, quote_id)
         check_owner(principal, snapshot)
@@ -84,7 +83,7 @@ class PushService:
                 raise broken_conflict(connection.broken_reason)
             existing = _active_push(session, organization_id, quote_id)
             if existing is not None:
-                return self._render(session, existing), False
+                return self._view(session, existing), False
             push = BillingPush(
                 id=new_id(), organization_id=organization_id, quote_id=quote_id, requested_by=principal.user_id,
                 status="queued", snapshot=snapshot.to_json(), warnings=[], created_at=now, updated_at=now,
@@ -98,12 +97,12 @@ class PushService:
                 existing = _active_push(session, organization_id, quote_id)
                 if existing is None:
                     raise
-                return self._render(session, existing), False
-            record = render_push(push_view(push, []))
-        log.info("billing push queued", extra={"organizationId": str(organization_id), "pushId": record["id"]})
-        return record, True
+                return self._view(session, existing), False
+            view = push_view(push, [])
+        log.info("billing push queued", extra={"organizationId": str(organization_id), "pushId": str(view.id)})
+        return view, True
 
-    def list_pushes(self, principal: Principal, quote_id: UUID, page: PageRequest) -> list[dict[str, Any]]:
+    def list_pushes(self, principal: Principal, quote_id: UUID, page: PageRequest) -> list[PushView]:
         """Newest first (UUIDv7 ids descending). An unknown quote, or another organization's, is 404
         as ``GET /pricing-quotes/{id}`` answers it; pushes on record prove the quote, so only an empty
         first page asks the api."""
@@ -116,12 +115,12 @@ class PushService:
         stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
         with self._tx.read() as session:
             pushes = list(session.scalars(stmt))
-            rendered = [render_push(view) for view in push_views(session, pushes)]
+            views = push_views(session, pushes)
         if not pushes and after is None:
             self._snapshots.read(principal.organization_id, quote_id)  # NotFound unless the quote is the org's
-        return rendered
+        return views
 
-    def recent_pushes(self, principal: Principal, page: PageRequest) -> list[dict[str, Any]]:
+    def recent_pushes(self, principal: Principal, page: PageRequest) -> list[PushView]:
         """The organization's pushes, newest first (UUIDv7 ids descending)."""
         stmt = select(BillingPush).where(BillingPush.organization_id == principal.organization_id)
         after = resume_after(page, [UUID])
@@ -129,9 +128,9 @@ class PushService:
             stmt = stmt.where(BillingPush.id < after[0])
         stmt = stmt.order_by(BillingPush.id.desc()).limit(page.limit + 1)
         with self._tx.read() as session:
-            return [render_push(view) for view in push_views(session, list(session.scalars(stmt)))]
+            return push_views(session, list(session.scalars(stmt)))
 
-    def get_push(self, principal: Principal, quote_id: UUID, push_id: UUID) -> dict[str, Any]:
+    def get_push(self, principal: Principal, quote_id: UUID, push_id: UUID) -> PushView:
         with self._tx.read() as session:
             push = session.scalar(select(BillingPush).where(
                 BillingPush.id == push_id,
@@ -140,8 +139,8 @@ class PushService:
             ))
             if push is None:
                 raise not_found(WHAT)
-            return self._render(session, push)
+            return self._view(session, push)
 
     @staticmethod
-    def _render(session: Session, push: BillingPush) -> dict[str, Any]:
-        return render_push(push_view(push, objects_of(session, [push.id]).get(push.id, [])))
+    def _view(session: Session, push: BillingPush) -> PushView:
+        return push_view(push, objects_of(session, [push.id]).get(push.id, []))

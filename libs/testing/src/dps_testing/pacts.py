@@ -19,7 +19,8 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
-from pact import Pact, Verifier, match
+from pact import Pact, Verifier, generate, match
+from pact.match.matcher import GenericMatcher
 from pact.types import Message
 from sqlalchemy.orm import Session
 
@@ -53,6 +54,12 @@ class ConsumerContract:
         pact = Pact(self.consumer, self.provider).with_specification("V4")
         yield pact
         pact.write_file(written)
+
+
+def from_state(example: str, regex: str, expression: str) -> GenericMatcher[str]:
+    """A value the provider state makes (``${endpointId}`` in ``expression``), put in the request by
+    the verifier; ``example`` is what the consumer's test sends."""
+    return GenericMatcher("regex", example, regex=regex, generator=generate.provider_state(expression))
 
 
 # --- the consumers' side of the event contracts -------------------------------------------------

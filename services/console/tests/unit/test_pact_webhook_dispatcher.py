@@ -1,0 +1,231 @@
+"""The webhook dispatcher's operations as the console calls them (``backends.webhooks`` in
+``resources/webhooks.py`` and ``resources/deliveries.py``, the event catalogue of
+``services/catalogue.py``): the endpoints, one endpoint, add, edit, pause, send a test, rotate the
+secret, delete; an endpoint's deliveries, one delivery, a retry; the event types. Written as a
+consumer-driven contract (Pact) for the dispatcher: ``pacts/console-webhook-dispatcher.json``
+(committed; the dispatcher's suite verifies it against a real dispatcher server:
+services/webhook-dispatcher/tests/http/test_pact_provider.py).
+
+The console calls as the signed-in person (their console credential as ``x-api-key``; the provider
+verifies with a key of its own). The endpoint and delivery ids are the provider's: each provider state
+makes them and returns them, and the verifier puts them in the paths. Only what the console's pages
+read is in the responses. What is recorded is compared with the committed file:
+``PACT_WRITE=1 pytest <this file>`` rewrites it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pact import Pact, match
+
+from dps_testing.pacts import OCCURRED_AT, ConsumerContract, from_state
+
+from dps_console.services.backends import Backend, Backends, ServiceRefused
+from dps_console.services.catalogue import EventCatalogue
+
+CONTRACT = ConsumerContract("console", "webhook-dispatcher")
+BASE = "/external/v1"
+CREDENTIAL = "dps_k3y1d_s3cr3t"
+API_KEY = match.regex(CREDENTIAL, regex=r"^dps_[A-Za-z0-9-]+_\S+$")
+ENDPOINT = "00000000-0000-4000-8000-000000000011"
+DELIVERY = "00000000-0000-4000-8000-000000000012"
+UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+URL = "https://127.0.0.1:8443/hooks"
+FORM = {"url": URL, "description": "Deal desk", "eventTypes": ["quote.approved"]}  # the console's form body
+STATUS = match.regex("ACTIVE", regex=r"^(ACTIVE|PAUSED|DISABLED)$")
+DELIVERY_STATUS = match.regex("PENDING", regex=r"^(PENDING|SUCCESS|FAILED|EXHAUSTED)$")
+AT = match.regex("2027-01-01T10:00:00Z", regex=OCCURRED_AT)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
+
+
+@pytest.fixture
+def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
+    yield from CONTRACT.pact(recorded, monkeypatch)
+
+
+def webhooks(url: str) -> Backend:
+    return Backends.from_urls(url, url, url + BASE, url, timeout=5).webhooks
+
+
+def endpoint_path(tail: str = "") -> Any:
+    return from_state(f"{BASE}/webhook-configs/{ENDPOINT}{tail}", rf"^{BASE}/webhook-configs/{UUID_RE}{tail}$",
+                      f"{BASE}/webhook-configs/${{endpointId}}{tail}")
+
+
+def delivery_path(tail: str = "") -> Any:
+    deliveries = "/webhook-configs/{}/deliveries/{}"
+    return from_state(BASE + deliveries.format(ENDPOINT, DELIVERY) + tail,
+                      "^" + BASE + deliveries.format(UUID_RE, UUID_RE) + tail + "$",
+                      BASE + deliveries.format("${endpointId}", "${deliveryId}") + tail)
+
+
+def called(pact: Pact, description: str, state: str, method: str, path: Any, status: int) -> Any:
+    return (
+        pact.upon_receiving(description)
+        .given(state)
+        .with_request(method, path)
+        .with_header("x-api-key", API_KEY)
+        .will_respond_with(status)
+    )
+
+
+def endpoint_body() -> dict[str, Any]:
+    """What the endpoint's page reads."""
+    return {
+        "id": match.uuid(ENDPOINT),
+        "url": match.str(URL),
+        "description": match.str("Deal desk"),
+        "status": STATUS,
+        "eventTypes": match.each_like("quote.approved"),
+        "consecutiveFailures": match.int(0),
+        "createdAt": AT,
+    }
+
+
+def test_the_endpoints_page_lists_the_endpoints(pact: Pact):
+    listed = {k: v for k, v in endpoint_body().items() if k not in ("eventTypes", "createdAt")}
+    (
+        called(pact, "the webhook endpoints", "a webhook endpoint", "GET", BASE + "/webhook-configs", 200)
+        .with_body({"webhookConfigs": match.each_like(listed)}, content_type="application/json")
+        .with_query_parameter("limit", "100")
+    )
+    with pact.serve() as server:
+        answer = webhooks(str(server.url)).call("GET", "/webhook-configs", CREDENTIAL, params={"limit": "100"})
+    assert answer["webhookConfigs"][0]["status"] == "ACTIVE"
+
+
+def test_the_endpoint_page_shows_one_endpoint(pact: Pact):
+    called(pact, "a webhook endpoint", "a webhook endpoint", "GET", endpoint_path(), 200).with_body(
+        endpoint_body(), content_type="application/json"
+    )
+    with pact.serve() as server:
+        endpoint = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}", CREDENTIAL)
+    assert (endpoint["url"], endpoint["eventTypes"]) == (URL, ["quote.approved"])
+
+
+def test_adding_an_endpoint_shows_its_secret_once(pact: Pact):
+    (
+        called(pact, "a new webhook endpoint", "an organization", "POST", BASE + "/webhook-configs", 201)
+        .with_body({"id": match.uuid(ENDPOINT), "url": match.str(URL), "secret": match.str("whsec_c2VjcmV0")},
+                   content_type="application/json")
+        .with_body(FORM, content_type="application/json", part="Request")
+    )
+    with pact.serve() as server:
+        created = webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=FORM)
+    assert (created["id"], created["secret"]) == (ENDPOINT, "whsec_c2VjcmV0")
+
+
+def test_a_refused_url_is_shown_beside_the_field(pact: Pact):
+    form = {**FORM, "url": "http://127.0.0.1:8443/hooks"}
+    (
+        called(pact, "a new webhook endpoint with a refused URL", "an organization", "POST",
+               BASE + "/webhook-configs", 400)
+        .with_body(form, content_type="application/json", part="Request")
+        .with_body({
+            "code": match.str("validation_error"),
+            "errors": match.each_like({"field": match.str("url"), "message": match.str("must use https")}),
+        }, content_type="application/problem+json")
+    )
+    with pact.serve() as server, pytest.raises(ServiceRefused) as refused:
+        webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=form)
+    assert refused.value.problem.fields == {"url": ["must use https"]}
+
+
+def test_editing_an_endpoint_saves_the_form(pact: Pact):
+    called(pact, "an edit of a webhook endpoint", "a webhook endpoint", "PUT", endpoint_path(), 200).with_body(
+        FORM, content_type="application/json", part="Request"
+    )
+    with pact.serve() as server:
+        webhooks(str(server.url)).call("PUT", f"/webhook-configs/{ENDPOINT}", CREDENTIAL, json=FORM)
+
+
+def test_pausing_an_endpoint(pact: Pact):
+    called(pact, "a webhook endpoint paused", "a webhook endpoint", "PUT", endpoint_path(), 200).with_body(
+        {"status": "PAUSED"}, content_type="application/json", part="Request"
+    )
+    with pact.serve() as server:
+        webhooks(str(server.url)).call("PUT", f"/webhook-configs/{ENDPOINT}", CREDENTIAL, json={"status": "PAUSED"})
+
+
+def test_sending_a_test_event(pact: Pact):
+    called(pact, "a test event to a webhook endpoint", "a webhook endpoint", "POST", endpoint_path("/test"), 202)
+    with pact.serve() as server:
+        webhooks(str(server.url)).call("POST", f"/webhook-configs/{ENDPOINT}/test", CREDENTIAL)
+
+
+def test_rotating_the_secret_shows_the_new_one_once(pact: Pact):
+    (
+        called(pact, "a new signing secret", "a webhook endpoint", "POST", endpoint_path("/rotate-secret"), 200)
+        .with_body({"url": match.str(URL), "secret": match.str("whsec_bmV3")}, content_type="application/json")
+    )
+    with pact.serve() as server:
+        rotated = webhooks(str(server.url)).call("POST", f"/webhook-configs/{ENDPOINT}/rotate-secret", CREDENTIAL)
+    assert rotated["secret"] == "whsec_bmV3"
+
+
+def test_deleting_an_endpoint(pact: Pact):
+    called(pact, "the deletion of a webhook endpoint", "a webhook endpoint", "DELETE", endpoint_path(), 204)
+    with pact.serve() as server:
+        assert webhooks(str(server.url)).call("DELETE", f"/webhook-configs/{ENDPOINT}", CREDENTIAL) is None
+
+
+def delivery_body() -> dict[str, Any]:
+    """What the delivery log reads of a delivery."""
+    return {
+        "id": match.uuid(DELIVERY),
+        "eventType": match.str("webhook.test"),
+        "isTest": match.bool(True),
+        "status": DELIVERY_STATUS,
+        "attemptCount": match.int(0),
+        "createdAt": AT,
+    }
+
+
+def test_the_delivery_log_lists_an_endpoints_deliveries(pact: Pact):
+    (
+        called(pact, "a webhook endpoint's deliveries", "a webhook delivery", "GET", endpoint_path("/deliveries"), 200)
+        .with_query_parameter("limit", "50")
+        .with_body({"deliveries": match.each_like(delivery_body())}, content_type="application/json")
+    )
+    with pact.serve() as server:
+        answer = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/deliveries", CREDENTIAL,
+                                                params={"limit": "50"})
+    assert answer["deliveries"][0]["id"] == DELIVERY
+
+
+def test_one_delivery_with_its_attempts(pact: Pact):
+    body = {**delivery_body(), "eventId": match.uuid(DELIVERY), "attempts": match.type([])}
+    called(pact, "a webhook delivery", "a webhook delivery", "GET", delivery_path(), 200).with_body(
+        body, content_type="application/json"
+    )
+    with pact.serve() as server:
+        delivery = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/deliveries/{DELIVERY}", CREDENTIAL)
+    assert (delivery["status"], delivery["attempts"]) == ("PENDING", [])
+
+
+def test_a_retry_goes_to_the_new_delivery(pact: Pact):
+    called(pact, "a retry of a webhook delivery", "a webhook delivery", "POST", delivery_path("/retry"), 202).with_body(
+        {"id": match.uuid(DELIVERY)}, content_type="application/json"
+    )
+    with pact.serve() as server:
+        retried = webhooks(str(server.url)).call("POST", f"/webhook-configs/{ENDPOINT}/deliveries/{DELIVERY}/retry",
+                                                 CREDENTIAL)
+    assert retried["id"] == DELIVERY
+
+
+def test_the_endpoint_form_offers_the_event_catalogue(pact: Pact):
+    called(pact, "the webhook event types", "an organization", "GET", BASE + "/webhook-event-types", 200).with_body(
+        {"eventTypes": match.each_like({"type": match.str("quote.approved"), "description": match.str("Approved.")})},
+        content_type="application/json",
+    )
+    with pact.serve() as server:
+        types = EventCatalogue(webhooks(str(server.url))).types(CREDENTIAL)
+    assert types == [{"type": "quote.approved", "description": "Approved."}]

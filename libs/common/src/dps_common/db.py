@@ -147,6 +147,7 @@ def _pool_size(engine: Engine | None) -> int:
     return int(size()) if callable(size) else 5
 
 
-def ping(engine: Engine) -> None:
-    with engine.connect() as connection:
-        connection.execute(text("SELECT 1"))
+def ping(tx: Transactions) -> None:
+    """The database answers (a service's readiness): one round trip on a read connection."""
+    with tx.read() as session:
+        session.execute(text("SELECT 1"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 
 class SettingsError(ValueError):
@@ -84,6 +85,17 @@ class Env:
             if not url.startswith(("http://", "https://")):
                 self.problems.append(f"{name} must list http:// or https:// URLs, got {url!r}")
         return urls
+
+    def http_url(
+        self, name: builtins.str, default: builtins.str | None = None, *, keep_trailing_slash: bool = False
+    ) -> builtins.str:
+        """A required http(s) URL (``default`` when unset), without its trailing slash unless kept."""
+        value = self.str(name, default)
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                self.problems.append(f"{name} must be an http(s):// URL, got {value!r}")
+        return value if keep_trailing_slash else value.rstrip("/")
 
     def postgres_url(self, name: builtins.str = "DATABASE_URL") -> builtins.str:
         value = self.str(name)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
 from dps_common import runtime_metrics
 from dps_common.auth.authenticator import Authenticator
 from dps_common.auth.cache import TtlCache
-from dps_common.auth.revocations import start_key_events
+from dps_common.bootstrap import make_transactions
+from dps_common.bootstrap_http import external_api
 from dps_common.clock import utc_now
-from dps_common.db import Transactions, make_engine
-from dps_common.http.app import Api, ServiceApp
-from dps_common.idempotency import IdempotencyStore
+from dps_common.db import Transactions
+from dps_common.http.app import ServiceApp
 from dps_common.outbox.lag import outbox_lag
 from dps_common.paging import CursorCodec
 
@@ -36,17 +34,12 @@ def build_context(settings: Settings, tx: Transactions) -> AppContext:
 def create_app(settings: Settings, *, tx: Transactions | None = None, key_events: bool = False) -> ServiceApp:
     """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
     (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
-    if tx is None:
-        engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-api")
-        tx = Transactions.for_engine(engine)
+    tx = tx or make_transactions(settings, "dps-api")
     ctx = build_context(settings, tx)
-    api = Api("api", ctx.authenticator, {"database": lambda: _ping(tx)},
-              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
+    api = external_api("api", settings, tx, ctx.authenticator, key_events=key_events)
     add_routes(api, ctx)
     runtime_metrics.install(SERVICE, "dps-api")
     runtime_metrics.add_scrape_collector("outbox", outbox_lag(SERVICE, tx))  # read at each scrape
-    if key_events:
-        start_key_events(settings.amqp_url, settings.events_exchange, ctx.authenticator)
     api.publish_openapi("Deal Pricing Service API", API_VERSION, events=EVENTS, parts=settings.openapi_part_urls,
                         server_url=settings.public_api_url)
     add_reference_page(api.app)
@@ -59,8 +52,3 @@ def context_of(app: ServiceApp) -> AppContext:
     if not isinstance(app.context, AppContext):
         raise TypeError("not an app made by dps_api.app.create_app")
     return app.context
-
-
-def _ping(tx: Transactions) -> None:
-    with tx.read() as session:
-        session.execute(text("SELECT 1"))

@@ -6,31 +6,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from dps_common.auth.cache import MAX_TTL_SECONDS
-from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
-from dps_common.ratelimit.settings import RateLimitSettings
+from dps_common.bootstrap_settings import ExternalApiSettings
 from dps_common.settings import Env
 
 API_PREFIX = "/external/v1"  # dps_common.http.app's: the relative base every document used
 
 
 @dataclass(frozen=True)
-class Settings:
-    database_url: str
+class Settings(ExternalApiSettings):
+    """The api's own fields; the shared ones (DATABASE_URL, CURSOR_SECRET, AMQP_URL, REDIS_URL...) are
+    ``ExternalApiSettings``'."""
+
     api_key_pepper: bytes
-    cursor_secret: bytes
-    key_cache_ttl_seconds: float = 60.0
-    db_pool_size: int = 5
-    log_level: str = "INFO"
     internal_api_token: str = ""  # other services' bearer token for key introspection; unset: not served
     # the settings console's bearer token for /internal/v1/console/*; unset: not served (the console is off)
     console_api_token: str = ""
     # the other services' own OpenAPI documents (``/internal/v1/openapi.json``), merged into the
     # external one; unset: the api's own operations only
     openapi_part_urls: tuple[str, ...] = ()
-    amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
-    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
-    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
     # PUBLIC_API_URL: the document's servers entry, where clients reach the whole API (the ingress, make
     # run's proxy), e.g. https://api.example.com/external/v1; unset: the relative /external/v1
     public_api_url: str = API_PREFIX
@@ -39,18 +32,11 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
         env = Env(environ)
         settings = cls(
-            database_url=env.postgres_url("DATABASE_URL"),
+            **cls.shared_fields(env),
             api_key_pepper=env.secret("API_KEY_PEPPER"),
-            cursor_secret=env.secret("CURSOR_SECRET"),
-            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
-            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
-            log_level=env.str("LOG_LEVEL", "INFO"),
             internal_api_token=env.optional_secret("INTERNAL_API_TOKEN"),
             console_api_token=env.optional_secret("CONSOLE_API_TOKEN"),
             openapi_part_urls=env.urls("OPENAPI_PART_URLS"),
-            amqp_url=env.optional("AMQP_URL"),
-            events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
-            rate_limits=RateLimitSettings.from_env(env),
             public_api_url=env.optional("PUBLIC_API_URL").rstrip("/") or API_PREFIX,
         )
         if not _is_public_api_url(settings.public_api_url):

@@ -1,6 +1,6 @@
 """gunicorn entry point: ``gunicorn 'dps_api.wsgi:create()'``."""
 
-from dps_common import logs
+from dps_common.bootstrap import start_process
 from dps_common.http.app import ServiceApp
 
 from dps_api import SERVICE
@@ -9,6 +9,5 @@ from dps_api.settings import Settings
 
 
 def create() -> ServiceApp:
-    settings = Settings.from_env()
-    logs.configure(settings.log_level, service=SERVICE, process="http")
+    settings = start_process(Settings.from_env, SERVICE, "http")
     return create_app(settings, key_events=True)  # this worker's own subscription, after the fork

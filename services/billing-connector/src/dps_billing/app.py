@@ -6,21 +6,17 @@ from the api's internal snapshot."""
 from __future__ import annotations
 
 import falcon
-from sqlalchemy import text
 
 from dps_common import runtime_metrics
-from dps_common.auth.cache import TtlCache
-from dps_common.auth.introspection import IntrospectingAuthenticator
-from dps_common.auth.revocations import start_key_events
+from dps_common.bootstrap import key_authenticator, make_transactions
+from dps_common.bootstrap_http import external_api
 from dps_common.clock import utc_now
 from dps_common.db import Transactions
-from dps_common.http.app import Api
-from dps_common.idempotency import IdempotencyStore
 from dps_common.outbox.lag import outbox_lag
 from dps_common.paging import CursorCodec
 
 from dps_billing import SERVICE
-from dps_billing.composition import make_oauth, make_transactions
+from dps_billing.composition import make_oauth
 from dps_billing.context import AppContext
 from dps_billing.metrics import pushes_backlog
 from dps_billing.openapi_doc import publish
@@ -39,15 +35,6 @@ def make_snapshots(settings: Settings) -> SnapshotReader:
     return SnapshotReader(settings.api_url, settings.internal_api_token, verify=settings.api_ca_file or True)
 
 
-def key_authenticator(settings: Settings) -> IntrospectingAuthenticator:
-    return IntrospectingAuthenticator(
-        settings.api_url,
-        settings.internal_api_token,
-        TtlCache(settings.key_cache_ttl_seconds),
-        verify=settings.api_ca_file or True,
-    )
-
-
 def create_app(
     settings: Settings, *, tx: Transactions | None = None, oauth: OAuthApp | None = None, key_events: bool = False
 ) -> falcon.App[falcon.Request, falcon.Response]:
@@ -63,11 +50,7 @@ def create_app(
         snapshots=make_snapshots(settings),
         now=utc_now,
     )
-    authenticator = key_authenticator(settings)
-    if key_events:
-        start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
-    api = Api("billing-connector", authenticator, {"database": lambda: _ping(tx)},
-              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
+    api = external_api("billing-connector", settings, tx, key_authenticator(settings), key_events=key_events)
     add_routes(api, ctx)
     runtime_metrics.install(SERVICE, "dps-billing-connector")
     runtime_metrics.add_scrape_collector("outbox", outbox_lag(SERVICE, tx))  # read at each scrape
@@ -75,8 +58,3 @@ def create_app(
     publish(api, TITLE, API_VERSION, EVENTS)
     api.app.context = ctx
     return api.app
-
-
-def _ping(tx: Transactions) -> None:
-    with tx.read() as session:
-        session.execute(text("SELECT 1"))

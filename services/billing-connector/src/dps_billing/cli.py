@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dps_common import logs
+from dps_common.bootstrap import start_process
 from dps_common.migrations import upgrade_from_env
 from dps_common.settings import SettingsError
 
@@ -28,11 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate":
             upgrade_from_env("dps_billing")
             return 0
-        settings = Settings.from_env()
+        settings = start_process(Settings.from_env, SERVICE, "push-worker")
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level, service=SERVICE, process="push-worker")
     run_worker(settings)
     return 0
 

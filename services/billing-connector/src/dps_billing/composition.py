@@ -1,18 +1,11 @@
 """What the connector's two processes, the HTTP app (``app``) and the push worker (``worker.loop``),
-are both built from: its database transactions and its client of the platform's OAuth app. No HTTP
+are both built from besides ``dps_common.bootstrap``: its client of the platform's OAuth app. No HTTP
 framework here: the worker imports this module, never ``app``."""
 
 from __future__ import annotations
 
-from dps_common.db import Transactions, make_engine
-
 from dps_billing.platform.oauth import AppOAuth
 from dps_billing.settings import Settings
-
-
-def make_transactions(settings: Settings, application_name: str) -> Transactions:
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
-    return Transactions.for_engine(engine)
 
 
 def make_oauth(settings: Settings) -> AppOAuth:

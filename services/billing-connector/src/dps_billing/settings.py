@@ -10,10 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.bootstrap_settings import IntrospectingServiceSettings
 from dps_common.crypto import decode_key
-from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
-from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 STRIPE_API_URL = "https://api.stripe.com"
@@ -23,11 +21,10 @@ MAX_STATE_TTL_SECONDS = 600.0  # an authorize link is good for at most 10 minute
 
 
 @dataclass(frozen=True)
-class Settings:
-    database_url: str
-    api_url: str  # the api: key introspection and quote snapshots
-    internal_api_token: str
-    cursor_secret: bytes
+class Settings(IntrospectingServiceSettings):
+    """The connector's own fields; the shared ones (DATABASE_URL, API_URL: key introspection and quote
+    snapshots, INTERNAL_API_TOKEN, AMQP_URL, REDIS_URL...) are ``IntrospectingServiceSettings``'."""
+
     billing_secret_key: str  # the app's secret key (sk_...): token exchange, refresh, deauthorize
     billing_client_id: str  # the app's client id (ca_...)
     billing_redirect_uri: str  # this service's callback, as registered with the app
@@ -42,55 +39,38 @@ class Settings:
     state_ttl_seconds: float = MAX_STATE_TTL_SECONDS
     return_url: str = "/"  # the callback page's link back (the application's integration settings)
     console_url: str = ""  # CONSOLE_URL: a returnUrl of authorize must be under it (empty: none accepted)
-    api_ca_file: str = ""  # CA bundle for the api's certificate (empty: the system's)
     push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
     push_poll_interval_seconds: float = 1.0
     push_concurrency: int = 2  # pushes worked on at once per worker process
     worker_metrics_port: int = 0  # the worker's /healthz and /metrics (dps_common.process_server); 0: none
     worker_metrics_host: str = "0.0.0.0"
-    key_cache_ttl_seconds: float = 60.0
-    amqp_url: str = ""  # the broker, for key events (each worker drops revoked keys at once); unset: TTL only
-    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
-    db_pool_size: int = 5
-    log_level: str = "INFO"
-    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
         env = Env(environ)
         settings = cls(
-            database_url=env.postgres_url("DATABASE_URL"),
-            api_url=_http_url(env, "API_URL", None),
-            internal_api_token=env.secret("INTERNAL_API_TOKEN").decode(),
-            cursor_secret=env.secret("CURSOR_SECRET"),
+            **cls.shared_fields(env),
             billing_secret_key=env.str("BILLING_SECRET_KEY"),
             billing_client_id=env.str("BILLING_CLIENT_ID"),
-            billing_redirect_uri=_http_url(env, "BILLING_REDIRECT_URI", None),
+            billing_redirect_uri=env.http_url("BILLING_REDIRECT_URI", keep_trailing_slash=True),
             billing_webhook_secret=env.str("BILLING_WEBHOOK_SECRET"),
             billing_token_key=_key(env, "BILLING_TOKEN_KEY"),
             billing_state_secret=env.secret("BILLING_STATE_SECRET"),
-            billing_api_url=_http_url(env, "BILLING_API_URL", STRIPE_API_URL),
-            billing_marketplace_url=_http_url(env, "BILLING_MARKETPLACE_URL", STRIPE_MARKETPLACE_URL),
-            billing_dashboard_url=_http_url(env, "BILLING_DASHBOARD_URL", STRIPE_DASHBOARD_URL),
+            billing_api_url=env.http_url("BILLING_API_URL", STRIPE_API_URL),
+            billing_marketplace_url=env.http_url("BILLING_MARKETPLACE_URL", STRIPE_MARKETPLACE_URL),
+            billing_dashboard_url=env.http_url("BILLING_DASHBOARD_URL", STRIPE_DASHBOARD_URL),
             billing_livemode=_bool(env, "BILLING_LIVEMODE", False),
             billing_rate_per_second=env.float("BILLING_RATE_PER_SECOND", 20.0, minimum=0.1, maximum=100),
             state_ttl_seconds=env.float(
                 "BILLING_STATE_TTL_SECONDS", MAX_STATE_TTL_SECONDS, minimum=1, maximum=MAX_STATE_TTL_SECONDS
             ),
             return_url=env.optional("BILLING_RETURN_URL") or "/",
-            console_url=_http_url(env, "CONSOLE_URL", "") if env.optional("CONSOLE_URL") else "",
-            api_ca_file=env.optional("API_CA_FILE"),
+            console_url=env.http_url("CONSOLE_URL") if env.optional("CONSOLE_URL") else "",
             push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
             push_concurrency=env.int("PUSH_CONCURRENCY", 2, minimum=1, maximum=64),
             worker_metrics_port=env.int("BILLING_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
             worker_metrics_host=env.str("BILLING_WORKER_METRICS_HOST", cls.worker_metrics_host),
-            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
-            amqp_url=env.optional("AMQP_URL"),
-            events_exchange=env.str("EVENTS_EXCHANGE", DEFAULT_EVENTS_EXCHANGE),
-            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
-            log_level=env.str("LOG_LEVEL", "INFO"),
-            rate_limits=RateLimitSettings.from_env(env),
         )
         secret_key = settings.billing_secret_key
         if secret_key and not secret_key.startswith(("sk_", "rk_")):
@@ -118,15 +98,6 @@ def start_url(settings: Settings) -> str:
 def cookie_path(settings: Settings) -> str:
     path = urlsplit(settings.billing_redirect_uri).path
     return path[: -len("callback")].rstrip("/") or "/"
-
-
-def _http_url(env: Env, name: str, default: str | None) -> str:
-    value = env.str(name, default)
-    if value:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            env.problems.append(f"{name} must be an http(s):// URL, got {value!r}")
-    return value.rstrip("/") if name != "BILLING_REDIRECT_URI" else value
 
 
 def _key(env: Env, name: str) -> bytes:

@@ -2,7 +2,7 @@
 
 import falcon
 
-from dps_common import logs
+from dps_common.bootstrap import start_process
 
 from dps_billing import SERVICE
 from dps_billing.app import create_app
@@ -10,6 +10,5 @@ from dps_billing.settings import Settings
 
 
 def create() -> falcon.App[falcon.Request, falcon.Response]:
-    settings = Settings.from_env()
-    logs.configure(settings.log_level, service=SERVICE, process="http")
+    settings = start_process(Settings.from_env, SERVICE, "http")
     return create_app(settings, key_events=True)  # this worker's own subscription, after the fork

@@ -60,3 +60,9 @@ def test_every_problem_is_named_in_one_message():
 def test_live_mode_with_a_live_key():
     settings = Settings.from_env({**REQUIRED, "BILLING_SECRET_KEY": "sk_live_1", "BILLING_LIVEMODE": "true"})
     assert settings.billing_livemode is True
+
+
+def test_the_shared_settings_are_read_with_the_connectors_own():
+    settings = Settings.from_env({**REQUIRED, "API_URL": "https://api.example/", "AMQP_URL": ""})
+    assert (settings.api_url, settings.amqp_url, settings.internal_api_token) == ("https://api.example", "", "t" * 32)
+    assert settings.billing_redirect_uri == REQUIRED["BILLING_REDIRECT_URI"]

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import falcon
-from sqlalchemy import text
 
 from dps_common import runtime_metrics
 from dps_common.clock import utc_now
-from dps_common.db import Transactions
+from dps_common.db import Transactions, ping
 from dps_common.http.app import ServiceApp
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.middleware import Observability, RequestContext
@@ -46,14 +45,9 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
     liveness = Liveness()
     app.add_route("/healthz", liveness)
     app.add_route(ROOT + "/healthz", liveness)
-    app.add_route("/readyz", Readiness({"database": lambda: _ping(ctx.tx)}))
+    app.add_route("/readyz", Readiness({"database": lambda: ping(ctx.tx)}))
     app.add_route("/metrics", Metrics())
     app.add_static_route(ROOT + "/static", str(STATIC))
     add_routes(app, ctx, renderer, cookies)
     app.context = ctx
     return app
-
-
-def _ping(tx: Transactions) -> None:
-    with tx.read() as session:
-        session.execute(text("SELECT 1"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dps_common import logs
+from dps_common.bootstrap import start_process
 from dps_common.migrations import upgrade_from_env
 from dps_common.settings import SettingsError
 
@@ -36,11 +36,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         from dps_console.settings import Settings
 
-        settings = Settings.from_env()
+        settings = start_process(Settings.from_env, SERVICE, "cli")
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level, service=SERVICE, process="cli")
     if args.command == "purge":
         ctx = make_context(settings)
         purged = purge(ctx.tx, ctx.now())

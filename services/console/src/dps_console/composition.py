@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from dps_common.bootstrap import make_transactions
 from dps_common.clock import utc_now
 from dps_common.crypto import SecretBox
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 
 from dps_console.context import AppContext
 from dps_console.domain.keys import ConsoleKeys
@@ -24,9 +25,7 @@ from dps_console.settings import Settings
 
 def make_context(settings: Settings, *, tx: Transactions | None = None, mailer: Mailer | None = None,
                  now: Callable[[], datetime] = utc_now) -> AppContext:
-    if tx is None:
-        engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-console")
-        tx = Transactions.for_engine(engine)
+    tx = tx or make_transactions(settings, "dps-console")
     keys = ConsoleKeys.from_secret(settings.secret_key)
     backends = Backends.from_urls(
         settings.api_url, settings.api_internal_url, settings.webhooks_url, settings.billing_url,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from dps_common.bootstrap_settings import ApiClientSettings
 from dps_common.crypto import decode_key
 from dps_common.settings import Env
 
@@ -14,9 +15,11 @@ SMTP_SCHEMES = ("smtp", "smtps", "smtp+starttls")
 
 
 @dataclass(frozen=True)
-class Settings:
-    database_url: str
-    api_url: str  # the api's public operations, e.g. http://127.0.0.1:8080/external/v1
+class Settings(ApiClientSettings):
+    """The console's own fields; the shared ones (DATABASE_URL; API_URL: the api's public operations,
+    e.g. http://127.0.0.1:8080/external/v1; API_CA_FILE: for the three services' certificates) are
+    ``ApiClientSettings``'."""
+
     api_internal_url: str  # the api's base for /internal/v1/console/*, e.g. http://127.0.0.1:8080
     webhooks_url: str  # the dispatcher's /external/v1
     billing_url: str  # the connector's /external/v1
@@ -25,10 +28,7 @@ class Settings:
     mail_from: str
     public_url: str  # where browsers reach the console, e.g. http://127.0.0.1:8083/console (no trailing /)
     secret_key: bytes  # 32 bytes: CSRF tokens' HMAC and the credential's AES-GCM key are derived from it
-    api_ca_file: str = ""  # CA bundle for the three services' certificates (empty: the system's)
     environment: str = "production"
-    log_level: str = "INFO"
-    db_pool_size: int = 5
     sign_in_per_email: int = 5  # sign-in mails asked for one address per window
     sign_in_per_client: int = 30  # sign-in mails asked from one client address per window
     sign_in_window_seconds: int = 900
@@ -48,20 +48,16 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
         env = Env(environ)
         settings = cls(
-            database_url=env.postgres_url("DATABASE_URL"),
-            api_url=_http_url(env, "API_URL"),
-            api_internal_url=_http_url(env, "API_INTERNAL_URL"),
-            webhooks_url=_http_url(env, "WEBHOOKS_URL"),
-            billing_url=_http_url(env, "BILLING_URL"),
+            **cls.shared_fields(env),
+            api_internal_url=env.http_url("API_INTERNAL_URL"),
+            webhooks_url=env.http_url("WEBHOOKS_URL"),
+            billing_url=env.http_url("BILLING_URL"),
             console_api_token=env.secret("CONSOLE_API_TOKEN").decode(),
             smtp_url=_smtp_url(env),
             mail_from=_mail_from(env),
-            public_url=_http_url(env, "CONSOLE_PUBLIC_URL"),
+            public_url=env.http_url("CONSOLE_PUBLIC_URL"),
             secret_key=_key(env, "CONSOLE_SECRET_KEY"),
-            api_ca_file=env.optional("API_CA_FILE"),
             environment=env.str("DPS_ENVIRONMENT", "production"),
-            log_level=env.str("LOG_LEVEL", "INFO"),
-            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
             sign_in_per_email=env.int("CONSOLE_SIGN_IN_PER_EMAIL", 5, minimum=1, maximum=1000),
             sign_in_per_client=env.int("CONSOLE_SIGN_IN_PER_CLIENT", 30, minimum=1, maximum=100000),
             sign_in_window_seconds=env.int("CONSOLE_SIGN_IN_WINDOW_SECONDS", 900, minimum=1, maximum=86400),
@@ -74,15 +70,6 @@ class Settings:
             env.problems.append("CONSOLE_PUBLIC_URL must be https:// unless DPS_ENVIRONMENT=development")
         env.check()
         return settings
-
-
-def _http_url(env: Env, name: str) -> str:
-    value = env.str(name)
-    if value:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            env.problems.append(f"{name} must be an http(s):// URL, got {value!r}")
-    return value.rstrip("/")
 
 
 def _smtp_url(env: Env) -> str:

@@ -4,16 +4,12 @@ key events empty at once in each gunicorn worker (``dps_common.auth.revocations`
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
 from dps_common import runtime_metrics
-from dps_common.auth.cache import TtlCache
-from dps_common.auth.introspection import IntrospectingAuthenticator
-from dps_common.auth.revocations import start_key_events
+from dps_common.bootstrap import key_authenticator, make_transactions
+from dps_common.bootstrap_http import external_api
 from dps_common.clock import utc_now
-from dps_common.db import Transactions, make_engine
-from dps_common.http.app import Api, ServiceApp
-from dps_common.idempotency import IdempotencyStore
+from dps_common.db import Transactions
+from dps_common.http.app import ServiceApp
 from dps_common.paging import CursorCodec
 
 from dps_webhooks import SERVICE
@@ -27,38 +23,15 @@ from dps_webhooks.signing_secrets import SecretSealer
 API_VERSION = "1.0.0"
 
 
-def key_authenticator(settings: Settings) -> IntrospectingAuthenticator:
-    return IntrospectingAuthenticator(
-        settings.api_url,
-        settings.internal_api_token,
-        TtlCache(settings.key_cache_ttl_seconds),
-        verify=settings.api_ca_file or True,
-    )
-
-
-def make_transactions(settings: Settings, application_name: str) -> Transactions:
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
-    return Transactions.for_engine(engine)
-
-
 def create_app(settings: Settings, *, tx: Transactions | None = None, key_events: bool = False) -> ServiceApp:
     """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
     (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
     tx = tx or make_transactions(settings, "dps-webhooks-http")
     ctx = AppContext(settings, tx, CursorCodec(settings.cursor_secret), SecretSealer(settings.secret_key), utc_now)
-    authenticator = key_authenticator(settings)
-    if key_events:
-        start_key_events(settings.amqp_url, settings.events_exchange, authenticator)
-    api = Api("webhook-dispatcher", authenticator, {"database": lambda: _ping(tx)},
-              rate_limits=settings.rate_limits, idempotency=IdempotencyStore(tx, ctx.now))
+    api = external_api("webhook-dispatcher", settings, tx, key_authenticator(settings), key_events=key_events)
     add_routes(api, ctx)
     runtime_metrics.install(SERVICE, "dps-webhook-dispatcher")
     runtime_metrics.add_scrape_collector("deliveries", deliveries_due(tx))  # read at each scrape
     api.publish_openapi("Deal Pricing Service API: webhooks", API_VERSION, events=EVENTS)
     api.app.context = ctx
     return api.app
-
-
-def _ping(tx: Transactions) -> None:
-    with tx.read() as session:
-        session.execute(text("SELECT 1"))

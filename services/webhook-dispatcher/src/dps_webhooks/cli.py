@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 
 from dps_common import logs
+from dps_common.bootstrap import start_process
 from dps_common.db import Transactions, make_engine
 from dps_common.migrations import upgrade_from_env
 from dps_common.process_server import serve_health_and_metrics
@@ -46,11 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate":
             upgrade_from_env("dps_webhooks")
             return 0
-        settings = Settings.from_env()
+        settings = start_process(Settings.from_env, SERVICE, "delivery-worker")
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    logs.configure(settings.log_level, service=SERVICE, process="delivery-worker")
     run_worker(settings, consume=not args.no_consume)
     return 0
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from dps_common.auth.cache import MAX_TTL_SECONDS
+from dps_common.bootstrap_settings import IntrospectingServiceSettings
 from dps_common.crypto import decode_key
-from dps_common.messaging import DEFAULT_AMQP_URL, DEFAULT_EVENTS_EXCHANGE
+from dps_common.messaging import DEFAULT_AMQP_URL
 from dps_common.messaging.shards import MAX_SHARDS
-from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
 ENVIRONMENTS = ("production", "development")
@@ -29,21 +29,16 @@ DEFAULT_RETRY_GAPS = (30.0, 90.0, 300.0, 600.0, 1200.0, 1800.0, 3120.0)
 
 
 @dataclass(frozen=True)
-class Settings:
-    database_url: str
-    cursor_secret: bytes
+class Settings(IntrospectingServiceSettings):
+    """The dispatcher's own fields; the shared ones (DATABASE_URL, API_URL, INTERNAL_API_TOKEN, AMQP_URL,
+    REDIS_URL...) are ``IntrospectingServiceSettings``'."""
+
+    amqp_url_when_unset: ClassVar[str] = DEFAULT_AMQP_URL  # the consumer needs a broker
+
     secret_key: bytes  # AES-256 key sealing the endpoints' signing secrets
-    api_url: str  # the api, for key introspection
-    internal_api_token: str
-    amqp_url: str = DEFAULT_AMQP_URL
-    events_exchange: str = DEFAULT_EVENTS_EXCHANGE
     events_queue: str = "webhook-dispatcher.events"  # with shards, the prefix of ``<queue>.shard-<n>``
     events_shards: int = 1  # the relays' EVENTS_SHARDS: one queue, and one active consumer, per shard
     consumer_shards: tuple[int, ...] = ()  # the shards this worker consumes first; () : all of them
-    api_ca_file: str = ""  # CA bundle to trust the api's certificate (empty: the system's)
-    key_cache_ttl_seconds: float = 60.0
-    db_pool_size: int = 5
-    log_level: str = "INFO"
     retry_gaps: tuple[float, ...] = DEFAULT_RETRY_GAPS  # one per retry: attempts = len + 1
     retry_jitter: float = 0.2  # each gap is scaled by a random factor in [1 - j, 1 + j]
     attempt_timeout_seconds: float = 10.0
@@ -62,7 +57,6 @@ class Settings:
     # the worker's /healthz and /metrics; 0: not served (several workers share a host in tests and make run)
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
-    rate_limits: RateLimitSettings = RateLimitSettings()  # REDIS_URL, RATE_LIMIT_* (dps_common.ratelimit.settings)
     # development only (see the module's docstring): plain http:// to loopback receivers
     allow_insecure_loopback: bool = False
 
@@ -81,20 +75,11 @@ class Settings:
             except ValueError as exc:
                 env.problems.append(f"WEBHOOK_SECRET_KEY {exc}")
         settings = cls(
-            database_url=env.postgres_url("DATABASE_URL"),
-            cursor_secret=env.secret("CURSOR_SECRET"),
+            **cls.shared_fields(env),
             secret_key=secret_key,
-            api_url=env.str("API_URL"),
-            internal_api_token=env.secret("INTERNAL_API_TOKEN").decode(),
-            amqp_url=env.str("AMQP_URL", cls.amqp_url),
-            events_exchange=env.str("EVENTS_EXCHANGE", cls.events_exchange),
             events_queue=env.str("EVENTS_QUEUE", cls.events_queue),
             events_shards=env.int("EVENTS_SHARDS", 1, minimum=1, maximum=MAX_SHARDS),
             consumer_shards=_shards(env, "WEBHOOK_CONSUMER_SHARDS"),
-            api_ca_file=env.optional("API_CA_FILE"),
-            key_cache_ttl_seconds=env.float("KEY_CACHE_TTL_SECONDS", 60.0, minimum=0, maximum=MAX_TTL_SECONDS),
-            db_pool_size=env.int("DB_POOL_SIZE", 5, minimum=1, maximum=100),
-            log_level=env.str("LOG_LEVEL", "INFO"),
             retry_gaps=_gaps(env, "WEBHOOK_RETRY_GAPS_SECONDS"),
             retry_jitter=env.float("WEBHOOK_RETRY_JITTER", 0.2, minimum=0, maximum=0.5),
             attempt_timeout_seconds=env.float("WEBHOOK_ATTEMPT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=10.0),
@@ -110,7 +95,6 @@ class Settings:
             receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),
             metrics_port=env.int("WEBHOOK_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
-            rate_limits=RateLimitSettings.from_env(env),
             allow_insecure_loopback=_bool(env, "WEBHOOK_ALLOW_INSECURE_LOOPBACK"),
         )
         environment = env.optional("DPS_ENVIRONMENT").strip().lower() or "production"

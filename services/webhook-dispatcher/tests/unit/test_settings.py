@@ -4,6 +4,7 @@ and the port is validated with the other settings."""
 import pytest
 
 from dps_common.crypto import new_key
+from dps_common.messaging import DEFAULT_AMQP_URL
 from dps_common.settings import SettingsError
 
 from dps_webhooks.settings import Settings
@@ -36,3 +37,12 @@ def test_the_metrics_port_and_host_are_read():
 def test_a_bad_metrics_port_is_refused(port, problem):
     with pytest.raises(SettingsError, match=f"WEBHOOK_WORKER_METRICS_PORT must be {problem}"):
         Settings.from_env({**REQUIRED, "WEBHOOK_WORKER_METRICS_PORT": port})
+
+
+def test_the_shared_settings_keep_the_dispatchers_defaults():
+    """AMQP_URL has a default here (the consumer needs a broker), unlike the services that only drop
+    revoked keys on key events; API_URL is checked like everywhere else."""
+    settings = Settings.from_env(REQUIRED)
+    assert (settings.amqp_url, settings.api_url, settings.db_pool_size) == (DEFAULT_AMQP_URL, "https://api.example", 5)
+    with pytest.raises(SettingsError, match="API_URL must be an http"):
+        Settings.from_env({**REQUIRED, "API_URL": "api.example"})

@@ -1,0 +1,117 @@
+"""The settings the services share (``dps_common.bootstrap_settings``): each variable is read once,
+with one name, one default and one check, and every problem is still named in one message."""
+
+from dataclasses import FrozenInstanceError, dataclass
+from typing import ClassVar
+
+import pytest
+
+from dps_common.bootstrap_settings import (
+    ApiClientSettings,
+    ExternalApiSettings,
+    IntrospectingServiceSettings,
+    ServiceSettings,
+)
+from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
+from dps_common.ratelimit.settings import MEMORY_STORE
+from dps_common.settings import Env, SettingsError
+
+REQUIRED = {
+    "DATABASE_URL": "postgresql://u@h/db",
+    "API_URL": "https://api.example/",
+    "CURSOR_SECRET": "c" * 32,
+    "INTERNAL_API_TOKEN": "t" * 32,
+}
+
+
+def read(group, environ):
+    env = Env(environ)
+    fields = group.shared_fields(env)
+    env.check()
+    return group(**fields)
+
+
+def test_the_defaults():
+    settings = read(IntrospectingServiceSettings, REQUIRED)
+    assert (settings.database_url, settings.db_pool_size, settings.log_level) == ("postgresql://u@h/db", 5, "INFO")
+    assert (settings.api_url, settings.api_ca_file) == ("https://api.example", "")  # no trailing slash
+    assert (settings.cursor_secret, settings.internal_api_token) == (b"c" * 32, "t" * 32)
+    assert (settings.key_cache_ttl_seconds, settings.amqp_url) == (60.0, "")  # no broker: key TTL only
+    assert settings.events_exchange == DEFAULT_EVENTS_EXCHANGE
+    assert settings.rate_limits.storage_url == MEMORY_STORE
+
+
+def test_each_group_reads_only_its_own_variables():
+    service = {"DATABASE_URL": REQUIRED["DATABASE_URL"]}
+    assert set(ServiceSettings.shared_fields(Env(service))) == {"database_url", "db_pool_size", "log_level"}
+    assert read(ApiClientSettings, {**service, "API_URL": "http://api"}).api_url == "http://api"
+    assert read(ExternalApiSettings, {**service, "CURSOR_SECRET": "c" * 32}).cursor_secret == b"c" * 32
+    with pytest.raises(SettingsError, match="API_URL is required"):
+        read(IntrospectingServiceSettings, {k: v for k, v in REQUIRED.items() if k != "API_URL"})
+
+
+def test_every_value_is_read():
+    settings = read(IntrospectingServiceSettings, {
+        **REQUIRED, "DB_POOL_SIZE": "7", "LOG_LEVEL": "DEBUG", "API_CA_FILE": "/ca.pem", "KEY_CACHE_TTL_SECONDS": "0",
+        "AMQP_URL": "amqp://broker", "EVENTS_EXCHANGE": "events", "REDIS_URL": "redis://r:6379/0",
+    })
+    assert (settings.db_pool_size, settings.log_level, settings.api_ca_file) == (7, "DEBUG", "/ca.pem")
+    assert (settings.key_cache_ttl_seconds, settings.amqp_url, settings.events_exchange) == (0.0, "amqp://broker", "events")
+    assert settings.rate_limits.storage_url == "redis://r:6379/0"
+    with pytest.raises(FrozenInstanceError):
+        settings.log_level = "INFO"
+
+
+def test_every_problem_is_named_in_one_message():
+    with pytest.raises(SettingsError) as raised:
+        read(IntrospectingServiceSettings, {
+            "DATABASE_URL": "mysql://u@h/db", "DB_POOL_SIZE": "0", "API_URL": "ftp://api", "CURSOR_SECRET": "short",
+            "KEY_CACHE_TTL_SECONDS": "-1", "REDIS_URL": "memcached://m",
+        })
+    message = str(raised.value)
+    for part in (
+        "DATABASE_URL must be a postgresql:// URL",
+        "DB_POOL_SIZE must be between 1 and 100",
+        "API_URL must be an http(s):// URL, got 'ftp://api'",
+        "CURSOR_SECRET must be at least 32 characters",
+        "KEY_CACHE_TTL_SECONDS must be between 0",
+        "INTERNAL_API_TOKEN is required",
+        "REDIS_URL must be a redis://",
+    ):
+        assert part in message
+
+
+@dataclass(frozen=True)
+class Consuming(ExternalApiSettings):
+    amqp_url_when_unset: ClassVar[str] = "amqp://local"
+
+
+def test_a_service_that_consumes_events_names_its_default_broker():
+    service = {"DATABASE_URL": REQUIRED["DATABASE_URL"], "CURSOR_SECRET": "c" * 32}
+    assert read(Consuming, service).amqp_url == "amqp://local"
+    assert read(Consuming, {**service, "AMQP_URL": "amqp://elsewhere"}).amqp_url == "amqp://elsewhere"
+    assert read(ExternalApiSettings, service).amqp_url == ""
+
+
+@pytest.mark.parametrize(("value", "kept", "stripped"), [
+    ("https://h.example/a/", "https://h.example/a/", "https://h.example/a"),
+    ("http://127.0.0.1:8080", "http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+])
+def test_an_http_url_loses_its_trailing_slash_unless_kept(value, kept, stripped):
+    env = Env({"URL": value})
+    assert (env.http_url("URL", keep_trailing_slash=True), env.http_url("URL")) == (kept, stripped)
+    env.check()
+
+
+@pytest.mark.parametrize("value", ["ftp://h.example", "h.example", "https://"])
+def test_an_http_url_must_have_a_scheme_and_a_host(value):
+    env = Env({"URL": value})
+    env.http_url("URL")
+    assert env.problems == [f"URL must be an http(s):// URL, got {value!r}"]
+
+
+def test_an_unset_http_url_takes_its_default_or_is_required():
+    env = Env({})
+    assert env.http_url("URL", "https://default.example/") == "https://default.example"
+    assert env.http_url("OTHER") == ""
+    assert env.problems == ["OTHER is required"]

@@ -1,32 +1,45 @@
 """The push work queue in the database: claiming, renewing and releasing pushes under a lease.
 
-A claim is one statement: it locks claimable rows with ``FOR UPDATE SKIP LOCKED`` (so workers never
-take the same push), marks them ``running`` one lease ahead and stamps them with the claim's token.
-A push is claimable while ``queued`` (once its ``lease_until``, a retry's not-before time, has passed),
-and again once a running push's lease has ended (its worker died): the
-next worker resumes it from the objects already stored. The holder renews its lease while working;
-only the current token may finish the push. ``planned_at`` is set at the first claim and kept, so a
-resumed push plans exactly what the first attempt planned (and sends the same parameters under the
-same idempotency keys). All times come from the database clock.
+The queue is a ``dps_common.work_queue.WorkQueue`` (claims with ``FOR UPDATE SKIP LOCKED`` under a
+lease and a token per claim, ``NOTIFY`` on ``PUSHES_CHANNEL``). A push is claimable while ``queued``
+(once its ``lease_until``, a retry's not-before time, has passed), and again once a running push's
+lease has ended (its worker died): the next worker resumes it from the objects already stored. The
+holder renews its lease while working; only the current token may finish the push (``holding``).
+``planned_at`` is set at the first claim and kept, so a resumed push plans exactly what the first
+attempt planned (and sends the same parameters under the same idempotency keys). All times come
+from the database clock.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Interval, bindparam, func, or_, select, update
+from sqlalchemy import func, or_
 from sqlalchemy.orm import Session
 
-from dps_common.wakeup import notify
+from dps_common.work_queue import WorkQueue
 
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
 
 P = BillingPush
+
+PUSHES = WorkQueue(
+    P,
+    P.id,
+    due=or_(
+        (P.status == "queued") & (or_(P.lease_until.is_(None), P.lease_until <= func.now())),
+        (P.status == "running") & (P.lease_until < func.now()),
+    ),
+    order_by=P.id,
+    channel=PUSHES_CHANNEL,
+    lease_until=P.lease_until,
+    token=P.claim_token,
+    held=P.status == "running",
+)
 
 
 @dataclass(frozen=True)
@@ -41,40 +54,19 @@ class ClaimedPush:
     request_id: str | None = None  # of the request that queued the push: bound while it runs
 
 
-_CLAIM = (
-    update(P)
-    .where(
-        P.id.in_(
-            select(P.id)
-            .where(
-                or_(
-                    (P.status == "queued") & (or_(P.lease_until.is_(None), P.lease_until <= func.now())),
-                    (P.status == "running") & (P.lease_until < func.now()),
-                )
-            )
-            .order_by(P.id)
-            .limit(bindparam("limit"))
-            .with_for_update(skip_locked=True)
-            .scalar_subquery()
-        )
-    )
-    .values(
-        status="running",
-        lease_until=func.now() + bindparam("lease", type_=Interval()),
-        claim_token=bindparam("token"),
-        claims=P.claims + 1,
-        planned_at=func.coalesce(P.planned_at, func.now()),
-        updated_at=func.now(),
-    )
-    .returning(P.id, P.organization_id, P.quote_id, P.snapshot, P.planned_at, P.claims, P.request_id)
+_CLAIM = PUSHES.claim_statement(
+    values={
+        "status": "running",
+        "claims": P.claims + 1,
+        "planned_at": func.coalesce(P.planned_at, func.now()),
+        "updated_at": func.now(),
+    },
+    returning=[P.id, P.organization_id, P.quote_id, P.snapshot, P.planned_at, P.claims, P.request_id],
 )
 
 
 def claim_pushes(session: Session, limit: int, lease_seconds: float) -> list[ClaimedPush]:
-    token = uuid.uuid4()
-    rows = session.connection().execute(
-        _CLAIM, {"limit": limit, "lease": timedelta(seconds=lease_seconds), "token": token}
-    ).all()
+    token, rows = PUSHES.claim(session, _CLAIM, limit, lease_seconds)
     return [
         ClaimedPush(
             row.id, row.organization_id, row.quote_id, row.snapshot, row.planned_at, row.claims, token, row.request_id
@@ -85,20 +77,9 @@ def claim_pushes(session: Session, limit: int, lease_seconds: float) -> list[Cla
 
 def renew_lease(session: Session, push_id: UUID, token: UUID, lease_seconds: float) -> bool:
     """False when the lease was lost (another worker took the push over): stop working on it."""
-    result = session.connection().execute(
-        update(P)
-        .where(P.id == push_id, P.claim_token == token, P.status == "running")
-        .values(lease_until=func.now() + timedelta(seconds=lease_seconds))
-        .returning(P.id)
-    )
-    return result.first() is not None
+    return PUSHES.renew(session, push_id, token, lease_seconds)
 
 
 def release(session: Session, push_id: UUID, token: UUID) -> None:
     """Give a push back at once (the worker is stopping): queued again for any worker, woken now."""
-    session.connection().execute(
-        update(P)
-        .where(P.id == push_id, P.claim_token == token, P.status == "running")
-        .values(status="queued", lease_until=None, claim_token=None, updated_at=func.now())
-    )
-    notify(session, PUSHES_CHANNEL)
+    PUSHES.release(session, push_id, token, {"status": "queued", "updated_at": func.now()})

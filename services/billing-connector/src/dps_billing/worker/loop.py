@@ -8,7 +8,7 @@ given back, queued, for any worker to resume from the ids already stored. With
 ``BILLING_WORKER_METRICS_PORT`` it serves ``/healthz`` (alive while its claim loop turns) and
 ``/metrics``.
 
-A queued push wakes the workers at once: they ``LISTEN`` on ``PUSHES_CHANNEL`` (``dps_common.wakeup``)
+A queued push wakes the workers at once: they ``LISTEN`` on ``PUSHES_CHANNEL`` (``dps_common.work_queue``)
 and claim as soon as the request commits. The poll stays as the fallback (a lost notification, a
 retry's delay ending) and also paces claims while every thread is busy.
 """
@@ -24,15 +24,14 @@ from functools import partial
 from dps_common.clock import utc_now
 from dps_common.db import Transactions, make_engine
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
-from dps_common.wakeup import Wakeup, wake_on_notify
+from dps_common.work_queue import wake_on_notify
 
 from dps_billing.composition import make_oauth
-from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.platform.client import new_http_client
 from dps_billing.services.access import AccessTokens
 from dps_billing.settings import Settings
 from dps_billing.tokens import TokenSealer
-from dps_billing.worker.claims import ClaimedPush, claim_pushes
+from dps_billing.worker.claims import PUSHES, ClaimedPush, claim_pushes
 from dps_billing.worker.pacer import PostgresPacer
 from dps_billing.worker.runner import PushRunner
 
@@ -57,7 +56,7 @@ class PushWorker:
 
     def run(self) -> None:
         capacity = self.settings.push_concurrency
-        wakeup = Wakeup(self.settings.database_url, PUSHES_CHANNEL, "dps-billing-worker-listen")
+        wakeup = PUSHES.wakeup(self.settings.database_url, "dps-billing-worker-listen")
         listener = wake_on_notify(wakeup, self._wake, self.stopping)
         while not self.stopping.is_set():
             self.heartbeat.beat()

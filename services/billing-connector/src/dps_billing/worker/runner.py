@@ -49,7 +49,7 @@ from dps_billing.settings import Settings
 from dps_billing.worker.claims import ClaimedPush, release, renew_lease
 from dps_billing.worker.lines import TurnOrder, create_lines
 from dps_billing.worker.lookups import PlatformLookups
-from dps_billing.worker.records import Failure, PushRecords
+from dps_billing.worker.progress import Failure, PushRecords
 
 log = logging.getLogger("dps.billing.worker")
 T = TypeVar("T")

@@ -4,11 +4,11 @@ Shared by the intake (``services/intake.py``, which stores a consuming worker's 
 claimed), the endpoint use cases (pause, resume, revoke) and the delivery worker (``delivery/``), so
 that none of them reaches into another's package.
 
-A claim is one statement: it locks due rows with ``FOR UPDATE SKIP LOCKED`` (so workers never take
-the same row), moves their ``next_attempt_at`` one lease ahead and stamps them with the claim's
-token. If the worker dies, the row falls due again when the lease ends and another worker takes it
-up. Only the holder of the current token may record the outcome: a worker whose lease ran out
-(and whose attempt another worker may be repeating) records nothing.
+The queue is a ``dps_common.work_queue.WorkQueue`` (claims under a lease with ``FOR UPDATE SKIP
+LOCKED``, a token per claim, ``NOTIFY`` on ``DELIVERIES_CHANNEL``): a delivery's ``next_attempt_at``
+is both when it is due and, while claimed, when its lease ends, so a delivery whose worker died falls
+due again and another worker takes it up. Only the holder of the current token records the outcome
+(``delivery/recording.py``).
 
 The attempt number is counted at the claim. A row still carrying a token was claimed and never
 recorded (its worker died), so taking it over repeats that attempt's number instead of spending a
@@ -19,14 +19,14 @@ All times come from the database clock (``now()``), never a worker's.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, cast
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, CursorResult, Interval, and_, bindparam, case, func, or_, select, update
+from sqlalchemy import ColumnElement, CursorResult, and_, case, func, or_, update
 from sqlalchemy.orm import Session
+
+from dps_common.work_queue import WorkQueue
 
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -54,7 +54,7 @@ class Claimed:
 def first_claim(token: UUID, lease_seconds: float) -> dict[str, Any]:
     """The columns a claim leaves on a delivery stored already claimed (attempt 1, the claim's
     token, due again when the lease ends), with the time as an offset from the statement's now()."""
-    return {"attempt_count": 1, "claim_token": token, "next_attempt_at": timedelta(seconds=lease_seconds)}
+    return {"attempt_count": 1, **DELIVERIES.first_claim(token, lease_seconds)}
 
 
 def _sendable() -> ColumnElement[bool]:
@@ -62,28 +62,23 @@ def _sendable() -> ColumnElement[bool]:
     return or_(Endpoint.status == "ACTIVE", and_(Delivery.is_test, Endpoint.status == "PAUSED"))
 
 
+DELIVERIES = WorkQueue(
+    Delivery,
+    Delivery.id,
+    due=(Delivery.next_attempt_at <= func.now()) & _sendable(),
+    order_by=Delivery.next_attempt_at,  # most overdue first
+    channel=DELIVERIES_CHANNEL,
+    lease_until=Delivery.next_attempt_at,
+    token=Delivery.claim_token,
+    joined=[(Endpoint, Endpoint.id == Delivery.endpoint_id)],
+    lock_of=Delivery,
+)
+
 # Built once: building the statement costs more than running it on this hot path.
-_CLAIM = (
-    update(Delivery)
-    .where(
-        Delivery.id.in_(
-            select(Delivery.id)
-            .join(Endpoint, Endpoint.id == Delivery.endpoint_id)
-            .where(Delivery.next_attempt_at <= func.now(), _sendable())
-            .order_by(Delivery.next_attempt_at)
-            .limit(bindparam("limit"))
-            .with_for_update(of=Delivery, skip_locked=True)
-            .scalar_subquery()
-        ),
-        Endpoint.id == Delivery.endpoint_id,
-        Event.id == Delivery.event_id,
-    )
-    .values(
-        next_attempt_at=func.now() + bindparam("lease", type_=Interval()),
-        claim_token=bindparam("token"),
-        attempt_count=Delivery.attempt_count + case((Delivery.claim_token.is_(None), 1), else_=0),
-    )
-    .returning(
+_CLAIM = DELIVERIES.claim_statement(
+    where=[Endpoint.id == Delivery.endpoint_id, Event.id == Delivery.event_id],
+    values={"attempt_count": Delivery.attempt_count + case((Delivery.claim_token.is_(None), 1), else_=0)},
+    returning=[
         Delivery.id,
         Delivery.endpoint_id,
         Delivery.event_id,
@@ -93,15 +88,13 @@ _CLAIM = (
         Endpoint.secret_sealed,
         Event.body,
         Event.request_id,  # the events row is joined for its body already: no extra cost
-    )
+    ],
 )
 
 
 def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claimed]:
     """Up to ``limit`` due deliveries, most overdue first, claimed under a new token for a lease."""
-    token = uuid.uuid4()
-    parameters = {"limit": limit, "lease": timedelta(seconds=lease_seconds), "token": token}
-    rows = session.connection().execute(_CLAIM, parameters).all()
+    token, rows = DELIVERIES.claim(session, _CLAIM, limit, lease_seconds)
     claimed = []
     for delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, request_id in rows:
         # A due delivery's event has its body: an oversized one is stored final, never due.
@@ -112,12 +105,7 @@ def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claime
     return claimed
 
 
-def notify_due(session: Session) -> None:
-    """Wake the workers when this transaction commits (PostgreSQL folds repeats into one)."""
-    session.connection().execute(_NOTIFY_DUE)
-
-
-_NOTIFY_DUE = select(func.pg_notify(DELIVERIES_CHANNEL, ""))
+notify_due = DELIVERIES.notify  # wake the workers when this transaction commits
 
 
 def hold_pending(session: Session, endpoint_id: UUID, *, keep_tests: bool) -> None:

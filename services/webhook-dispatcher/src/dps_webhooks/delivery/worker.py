@@ -1,7 +1,7 @@
 """The delivery worker: claims due deliveries, makes their attempts on a thread pool, records them.
 
 It wakes at once when deliveries become due (PostgreSQL ``NOTIFY`` on the work queue's channel,
-heard on a connection of its own) and otherwise polls, which also picks up retries whose time has
+heard on a connection of its own by ``dps_common.work_queue.wake_on_notify``) and otherwise polls, which also picks up retries whose time has
 come and deliveries whose worker died. It claims no more than it has free threads for, so rows it
 could not start yet stay free for other workers. ``stop()`` (the process's SIGTERM or SIGINT): stop
 claiming, finish the attempts in flight, record them, return. The process around it (the event
@@ -31,14 +31,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-import psycopg
-
 from dps_common import request_id
 from dps_common.db import Transactions
 from dps_common.process_server import Heartbeat
+from dps_common.work_queue import wake_on_notify
 
 from dps_webhooks import metrics
-from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL, Claimed, claim_due
+from dps_webhooks.db.work_queue import DELIVERIES, Claimed, claim_due
 from dps_webhooks.delivery.loopback import LoopbackSender
 from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.delivery.sender import Sender
@@ -50,7 +49,7 @@ from dps_webhooks.signing_secrets import SecretSealer
 
 log = logging.getLogger("dps.webhooks.worker")
 
-_LISTEN_RETRY_SECONDS = 1.0
+LISTEN_APPLICATION_NAME = "dps-webhooks-worker-listen"
 _SIGNAL_CHECK_SECONDS = 0.25  # how soon a signal is noticed while idle
 HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own worker
 RECORD_BATCH = 64  # results waiting to be recorded that are recorded at once, lingering or not
@@ -63,7 +62,7 @@ class DeliveryWorker:
         self.settings = settings
         self.stopping = threading.Event()
         self._tx = tx
-        self._database_url = database_url  # plain postgresql:// for the LISTEN connection
+        self._database_url = database_url  # for the LISTEN connection
         # plain http:// to loopback receivers only when the (development) setting asks for it
         sender = LoopbackSender if settings.allow_insecure_loopback else Sender
         self._sender = sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
@@ -111,8 +110,8 @@ class DeliveryWorker:
         and the attempts are made again after their leases, as for an attempt in flight.
         """
         capacity = self.settings.delivery_concurrency
-        listener = threading.Thread(target=self._listen, name="webhook-listen", daemon=True)
-        listener.start()
+        wakeup = DELIVERIES.wakeup(self._database_url, LISTEN_APPLICATION_NAME)
+        listener = wake_on_notify(wakeup, self._due, self.stopping)
         next_poll = 0.0
         pending: list[_Done] = []  # results taken from the threads, not yet recorded
         record_by = math.inf  # when the oldest of them is recorded at the latest
@@ -289,20 +288,6 @@ class DeliveryWorker:
     def _due(self) -> None:
         self._notified.set()
         self._wake.set()
-
-    def _listen(self) -> None:
-        """Wake the claim loop on every notification; reconnect when the connection drops."""
-        while not self.stopping.is_set():
-            try:
-                with psycopg.connect(self._database_url, autocommit=True) as connection:
-                    connection.execute(f"LISTEN {DELIVERIES_CHANNEL}")
-                    self._due()  # anything notified while we were not listening
-                    while not self.stopping.is_set():
-                        for _notification in connection.notifies(timeout=1.0):
-                            self._due()
-            except psycopg.Error:
-                log.warning("listen connection lost")
-                self.stopping.wait(_LISTEN_RETRY_SECONDS)
 
 
 @dataclass(frozen=True)

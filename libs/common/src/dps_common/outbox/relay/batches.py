@@ -1,6 +1,7 @@
 """The relay's SQL: claim the oldest unpublished events, mark the confirmed ones published.
 
-Both statements are built once and run on the session's connection. The envelope is read as the
+The outbox is a ``WorkQueue`` leased by its claiming transaction: a batch stays locked while it is
+published, and is marked in that transaction once the broker confirmed. Both statements are built once and run on the session's connection. The envelope is read as the
 text PostgreSQL stores (``envelope::text``) and published as is: no JSON parsing and re-encoding in
 the relay (consumers parse the body; key order and spacing carry no meaning). ``occurred_at`` comes
 along (the column the claim orders by) for the publish delay metric."""
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from sqlalchemy import Integer, Text, Uuid, bindparam, cast, func, select, update
+from sqlalchemy import Text, Uuid, bindparam, cast, func, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
@@ -20,20 +21,20 @@ from dps_common.events.headers import message_headers
 from dps_common.messaging import OutgoingEvent
 from dps_common.messaging.shards import routing_key
 from dps_common.outbox.table import OUTBOX as _OUTBOX
+from dps_common.outbox.table import OUTBOX_CHANNEL
+from dps_common.work_queue import WorkQueue
 
-_CLAIM_UNPUBLISHED = (
-    select(
-        _OUTBOX.c.id,
-        _OUTBOX.c.event_type,
-        cast(_OUTBOX.c.envelope, Text),
-        _OUTBOX.c.occurred_at,
-        _OUTBOX.c.request_id,
-        _OUTBOX.c.organization_id,
-    )
-    .where(_OUTBOX.c.published_at.is_(None))
-    .order_by(_OUTBOX.c.occurred_at)
-    .limit(bindparam("limit", type_=Integer))
-    .with_for_update(skip_locked=True)
+OUTBOX_QUEUE = WorkQueue(
+    _OUTBOX, _OUTBOX.c.id, due=_OUTBOX.c.published_at.is_(None), order_by=_OUTBOX.c.occurred_at, channel=OUTBOX_CHANNEL
+)
+
+_CLAIM_UNPUBLISHED = OUTBOX_QUEUE.lock_due(
+    _OUTBOX.c.id,
+    _OUTBOX.c.event_type,
+    cast(_OUTBOX.c.envelope, Text),
+    _OUTBOX.c.occurred_at,
+    _OUTBOX.c.request_id,
+    _OUTBOX.c.organization_id,
 )
 
 _MARK_PUBLISHED = (

@@ -24,14 +24,16 @@ from sqlalchemy.exc import SQLAlchemyError
 from dps_common.db import Transactions
 from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
 from dps_common.outbox.relay import metrics
-from dps_common.outbox.relay.batches import Claimed, claim_unpublished, mark_published
+from dps_common.outbox.relay.batches import OUTBOX_QUEUE, Claimed, claim_unpublished, mark_published
 from dps_common.outbox.relay.settings import RelaySettings
-from dps_common.outbox.relay.wakeup import OutboxWakeup
 from dps_common.process_server import Heartbeat
 
 log = logging.getLogger("dps.relay")
 
 IDLE_SLICE_SECONDS = 0.5
+# the LISTEN connection: every insert into the outbox notifies OUTBOX_CHANNEL (the table's statement
+# trigger, dps_common.outbox.migration), delivered at commit; without it the relay still polls
+LISTEN_APPLICATION_NAME = "dps-outbox-relay-listen"
 
 
 class OutboxRelay:
@@ -39,7 +41,7 @@ class OutboxRelay:
         self.settings = settings
         self._tx = tx
         self._publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
-        self._wakeup = OutboxWakeup(settings.database_url)
+        self._wakeup = OUTBOX_QUEUE.wakeup(settings.database_url, LISTEN_APPLICATION_NAME)
         self.published = 0  # events confirmed and marked by this relay
         self.heartbeat = Heartbeat("relay loop", settings.poll_interval_seconds)
 

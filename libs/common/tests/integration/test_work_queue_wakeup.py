@@ -1,6 +1,6 @@
-"""``dps_common.wakeup``: a notification wakes a listener at commit, never for a rollback; the
-background listener sets its event on each one, reconnects after its connection is killed (and
-wakes once then, for what it may have missed), and ends when told to."""
+"""``dps_common.work_queue.wakeup``: a notification wakes a listener at commit, never for a rollback;
+the background listener sets its event (or calls its function) on each one, reconnects after its
+connection is killed (and wakes once then, for what it may have missed), and ends when told to."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from dps_common.db import Transactions, sqlalchemy_url
-from dps_common.wakeup import Wakeup, notify, wake_on_notify
+from dps_common.work_queue import Wakeup, notify, wake_on_notify
 from dps_testing.services import fresh_database
 from dps_testing.transactions import committed
 
@@ -91,3 +91,25 @@ def test_the_background_listener_sets_its_event_and_survives_a_killed_connection
         listening = session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name"
                                          " AND datname = current_database()"), {"name": LISTENER}).scalar_one()
     assert listening == 0  # its connection closed with it
+
+
+def test_the_background_listener_calls_its_function_on_each_notification(database_url, tx):
+    calls: list[None] = []
+    called, stopping = threading.Event(), threading.Event()
+
+    def woken() -> None:
+        calls.append(None)
+        called.set()
+
+    thread = wake_on_notify(Wakeup(database_url, CHANNEL, LISTENER), woken, stopping)
+    try:
+        assert called.wait(WAIT_SECONDS)  # once connected
+        called.clear()
+        with tx() as session:
+            notify(session, CHANNEL)
+        assert called.wait(WAIT_SECONDS)
+        assert len(calls) == 2
+    finally:
+        stopping.set()
+        thread.join(WAIT_SECONDS)
+    assert not thread.is_alive()

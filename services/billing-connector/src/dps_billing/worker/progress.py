@@ -1,10 +1,12 @@
-"""The worker's writes: each in its own short transaction, so what the platform created is on record
-before the next call (a worker killed at any point leaves every returned id stored).
+"""A push run's progress and outcome, written as it happens: each in its own short transaction, so
+what the platform created is on record before the next call (a worker killed at any point leaves
+every returned id stored).
 
 - ``intend``: before a create, the row of the object with its idempotency key and ``sent_at``.
 - ``created``: the platform's id, as soon as it is returned, with the push's progress count.
-- ``finish``: the push succeeded or failed (only while the caller still holds the lease), with its
-  ``billing.quote_pushed`` / ``billing.push_failed`` event in the same transaction.
+- ``succeed``, ``fail``: the push ended (only while the caller still holds the lease, ``PUSHES.holding``),
+  with its ``billing.quote_pushed`` / ``billing.push_failed`` event in the same transaction;
+  ``retry_later``: queued again for later.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from dps_common.db import Transactions
 from dps_common.outbox import record_event
 
 from dps_billing.db.models import BillingPush, PushObject
-from dps_billing.services.push_records import render_push
+from dps_billing.schemas.pushes import render_push
+from dps_billing.services.push_reads import push_view
+from dps_billing.worker.claims import PUSHES
 
 QUOTE_PUSHED = "billing.quote_pushed"
 PUSH_FAILED = "billing.push_failed"
@@ -133,15 +137,11 @@ class PushRecords:
             for name, value in values.items():
                 setattr(push, name, value)
             objects = session.scalars(select(PushObject).where(PushObject.push_id == push_id)).all()
-            record = render_push(push, objects)
+            record = render_push(push_view(push, objects))
             record_event(session, event, push.organization_id, {**record, "organizationId": str(push.organization_id)},
                          now)
         return True
 
 
 def _held(session: Session, push_id: UUID, token: UUID) -> BillingPush | None:
-    return session.scalar(
-        select(BillingPush)
-        .where(BillingPush.id == push_id, BillingPush.claim_token == token, BillingPush.status == "running")
-        .with_for_update()
-    )
+    return session.scalar(select(BillingPush).where(PUSHES.holding(push_id, token)).with_for_update())

@@ -14,9 +14,10 @@ from dps_common.errors import Forbidden
 
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.db.models.outbox import OutboxEvent
+from dps_api.domain.catalog_commands import ProductChanges
 from dps_api.resources.products import product_changes
 from dps_api.schemas.catalog import ProductList, ProductUpdate
-from dps_api.services.catalog import CatalogService, ProductChanges
+from dps_api.services.catalog import CatalogService
 
 BASE = "/external/v1/products"
 PRODUCT_KEYS = {

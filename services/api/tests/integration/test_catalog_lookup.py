@@ -12,10 +12,11 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
+from dps_api.domain.catalog_commands import ProductChanges
 from dps_api.resources.pricebooks import new_pricebook, pricebook_changes
 from dps_api.resources.products import new_product, product_changes
 from dps_api.schemas.catalog import PricebookCreate, PricebookUpdate, ProductCreate, ProductUpdate
-from dps_api.services.catalog import CatalogService, ProductChanges
+from dps_api.services.catalog import CatalogService
 from dps_api.services.catalog_lookup import PinnedPricebook, pin_pricebook, pinned_pricebook, price_product
 from dps_api.services.pricebooks import PricebookService
 

@@ -15,6 +15,7 @@ from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.approval_config_commands import ApprovalRuleChanges, NewApprovalRule
 from dps_api.domain.approval_rules import Condition
 from dps_api.schemas.approval_config import (
     ApprovalRule,
@@ -25,7 +26,7 @@ from dps_api.schemas.approval_config import (
     render_approval_rule,
 )
 from dps_api.schemas.common import patch
-from dps_api.services.approval_config import ApprovalConfigService, ApprovalRuleChanges, NewApprovalRule
+from dps_api.services.approval_config import ApprovalConfigService
 
 TAG = "Approval configuration"
 PAGING = Paging(default=100, maximum=500, items_property="approvalRules")

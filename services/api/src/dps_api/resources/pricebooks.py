@@ -15,6 +15,7 @@ from dps_common.http.params import path_id, query_bool
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
 from dps_api.schemas.catalog import (
     Pricebook,
     PricebookCreate,
@@ -24,7 +25,7 @@ from dps_api.schemas.catalog import (
     render_pricebook,
 )
 from dps_api.schemas.common import patch
-from dps_api.services.pricebooks import NewPricebook, PricebookChanges, PricebookService, PriceEntry
+from dps_api.services.pricebooks import PricebookService
 
 TAG = "Catalog"
 PAGING = Paging(default=100, maximum=500, items_property="pricebooks")

@@ -16,6 +16,7 @@ from dps_common.http.params import path_id, query_bool
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.catalog_commands import NewProduct, ProductChanges
 from dps_api.schemas.catalog import (
     Product,
     ProductCreate,
@@ -25,7 +26,7 @@ from dps_api.schemas.catalog import (
     tier_values,
 )
 from dps_api.schemas.common import patch
-from dps_api.services.catalog import CatalogService, NewProduct, ProductChanges
+from dps_api.services.catalog import CatalogService
 
 TAG = "Catalog"
 PAGING = Paging(default=100, maximum=500, items_property="products")

@@ -8,7 +8,6 @@ delete its rules first, so no rule silently changes step.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -29,61 +28,21 @@ from dps_api.db.models.approvals import (
     ApprovalRuleGroup,
 )
 from dps_api.db.models.identity import User
+from dps_api.domain.approval_config_commands import (
+    ApprovalGroupChanges,
+    ApprovalRuleChanges,
+    ApprovalRuleGroupChanges,
+    NewApprovalGroup,
+    NewApprovalRule,
+    NewApprovalRuleGroup,
+)
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
-from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.schemas.approval_config import render_approval_group, render_approval_rule, render_approval_rule_group
 from dps_api.services.outbox import record_event
 
 _Model = TypeVar("_Model", ApprovalGroup, ApprovalRule, ApprovalRuleGroup)
-
-
-@dataclass(frozen=True)
-class NewApprovalGroup:
-    name: str
-    member_user_ids: Sequence[UUID]
-    required_approvals: int
-
-
-@dataclass(frozen=True)
-class ApprovalGroupChanges:
-    """A partial update; ``member_user_ids`` replaces the whole membership."""
-
-    name: Patch[str] = NOT_SENT
-    member_user_ids: Patch[Sequence[UUID]] = NOT_SENT
-    required_approvals: Patch[int] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class NewApprovalRule:
-    name: str
-    condition: Condition  # as sent: checked by the service (``make_condition``)
-    approval_group_id: UUID
-    rule_group_id: UUID | None = None
-    active: bool = True
-
-
-@dataclass(frozen=True)
-class ApprovalRuleChanges:
-    """A partial update; ``condition`` is replaced whole, ``rule_group_id`` None clears it."""
-
-    name: Patch[str] = NOT_SENT
-    condition: Patch[Condition] = NOT_SENT
-    approval_group_id: Patch[UUID] = NOT_SENT
-    rule_group_id: Patch[UUID | None] = NOT_SENT
-    active: Patch[bool] = NOT_SENT
-
-
-@dataclass(frozen=True)
-class NewApprovalRuleGroup:
-    name: str
-    position: int
-
-
-@dataclass(frozen=True)
-class ApprovalRuleGroupChanges:
-    name: Patch[str] = NOT_SENT
-    position: Patch[int] = NOT_SENT
 
 
 def rule_condition(rule: ApprovalRule) -> Condition:

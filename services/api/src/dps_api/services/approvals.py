@@ -47,7 +47,7 @@ from dps_api.domain.approval_rules import QuoteTerms, RuleSpec, fired_rules
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.approvals import render_approval
 from dps_api.services.approval_config import members_of, rule_condition
-from dps_api.services.approval_records import apply_flow, flow_of, request_view
+from dps_api.services.approval_flow_rows import apply_flow, flow_of, request_view
 from dps_api.services.outbox import record_event
 from dps_api.services.quote_approval import (
     QuoteFacts,

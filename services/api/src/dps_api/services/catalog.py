@@ -10,7 +10,6 @@ fields passed through unparsed). Cross-field rules and scope checks run before a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -34,46 +33,12 @@ from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
 
 from dps_api.db.models.catalog import Product, ProductVersion
+from dps_api.domain.catalog_commands import NewProduct, ProductChanges, check_product, default_frequency
 from dps_api.domain.catalog_views import JsonText, ProductView
-from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.domain.vocabulary import PriceFrequency, PriceModel
 from dps_api.schemas.catalog import render_product
 from dps_api.services.outbox import record_event
-
-Prices = dict[str, str]  # ISO 4217 code -> amount at the currency's minor units, e.g. {"USD": "100.00"}
-# TIERED: per currency, [{"upTo": "10", "unitPrice": "9.00"}, ..., {"upTo": None, "unitPrice": "8.00"}]
-Tiers = dict[str, list[dict[str, str | None]]]
-
-
-@dataclass(frozen=True)
-class NewProduct:
-    spec_id: str
-    name: str
-    price_model: PriceModel
-    short_name: str | None = None
-    active: bool = True
-    price_frequency: PriceFrequency | None = None  # None: the price model's default
-    list_prices: Prices | None = None
-    tiers: Tiers | None = None
-    locked: bool = False
-    cost: Prices | None = None
-
-
-@dataclass(frozen=True)
-class ProductChanges:
-    """A partial update; ``None`` clears short_name, tiers and cost."""
-
-    spec_id: Patch[str] = NOT_SENT  # accepted only when equal to the current one
-    name: Patch[str] = NOT_SENT
-    short_name: Patch[str | None] = NOT_SENT
-    active: Patch[bool] = NOT_SENT
-    price_model: Patch[PriceModel] = NOT_SENT
-    price_frequency: Patch[PriceFrequency] = NOT_SENT
-    list_prices: Patch[Prices] = NOT_SENT
-    tiers: Patch[Tiers | None] = NOT_SENT
-    locked: Patch[bool] = NOT_SENT
-    cost: Patch[Prices | None] = NOT_SENT
-
 
 # the columns of ``ProductView`` after ``id``, in order, shared by Product and ProductVersion
 _COLUMNS = (
@@ -179,29 +144,6 @@ def _views(rows: Iterable[Sequence[Any]], with_cost: bool) -> list[ProductView]:
 
 def missing_scope(principal: Principal, scope: Scope, action: str) -> MissingScope:
     return MissingScope(principal.role, scope, action)
-
-
-def check_product(state: Mapping[str, Any]) -> None:
-    """Rules across fields, on the product as it would be saved (``state``: attribute -> value)."""
-    model, frequency, tiers = state["price_model"], state["price_frequency"], state["tiers"]
-    one_time_model, one_time = model == PriceModel.ONE_TIME_FEE, frequency == PriceFrequency.ONE_TIME
-    errors = []
-    if one_time_model and not one_time:
-        errors.append(("priceFrequency", "ONE_TIME_FEE products use the ONE_TIME price frequency"))
-    if one_time and not one_time_model:
-        errors.append(("priceFrequency", "only ONE_TIME_FEE products use the ONE_TIME price frequency"))
-    if model != PriceModel.TIERED and tiers:
-        errors.append(("tiers", "only TIERED products have tiers"))
-    if model == PriceModel.TIERED and not tiers:
-        errors.append(("tiers", "TIERED products need tiers"))
-    if model == PriceModel.TIERED and tiers and set(tiers) != set(state["list_prices"]):
-        errors.append(("tiers", "tiers must give exactly the currencies of listPrices"))
-    if errors:
-        raise invalid_fields(errors)
-
-
-def default_frequency(price_model: PriceModel) -> PriceFrequency:
-    return PriceFrequency.ONE_TIME if price_model == PriceModel.ONE_TIME_FEE else PriceFrequency.MONTHLY
 
 
 class CatalogService:

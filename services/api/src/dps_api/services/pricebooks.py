@@ -8,7 +8,6 @@ a quote that pinned a version keeps its prices. Who may use a pricebook for pric
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from uuid import UUID
@@ -30,38 +29,12 @@ from dps_api.db.models.catalog import (
     Product,
 )
 from dps_api.db.models.identity import User
+from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
 from dps_api.domain.catalog_views import PricebookView
-from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.domain.money import amount_problem, format_amount
 from dps_api.schemas.catalog import render_pricebook
 from dps_api.services.outbox import record_event
-
-
-@dataclass(frozen=True)
-class PriceEntry:
-    product_id: UUID
-    unit_price: Decimal  # in the pricebook's currency, at most its minor units
-
-
-@dataclass(frozen=True)
-class NewPricebook:
-    name: str
-    currency: str
-    active: bool = True
-    assigned_user_ids: Sequence[UUID] = ()
-    entries: Sequence[PriceEntry] = ()
-
-
-@dataclass(frozen=True)
-class PricebookChanges:
-    """A partial update; the lists are replaced as a whole."""
-
-    name: Patch[str] = NOT_SENT
-    currency: Patch[str] = NOT_SENT
-    active: Patch[bool] = NOT_SENT
-    assigned_user_ids: Patch[Sequence[UUID]] = NOT_SENT
-    entries: Patch[Sequence[PriceEntry]] = NOT_SENT
-
 
 _VERSIONED = ("name", "currency", "active")
 

@@ -52,17 +52,22 @@ LOCK_QUEUED = WorkQueue(JOBS, JOBS.c.id, due=JOBS.c.status == "queued", order_by
 
 
 @pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    with fresh_database("dps_work_queue_test") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def tx(database_url: str) -> Iterator[Transactions]:
-    with committed(database_url, "dps-work-queue-test") as transactions:
+def database() -> Iterator[tuple[str, Transactions]]:
+    """A database with the jobs table: its URL, and transactions on it."""
+    with fresh_database("dps_work_queue_test") as url, committed(url, "dps-work-queue-test") as transactions:
         with transactions() as session:
             metadata.create_all(session.connection())
-        yield transactions
+        yield url, transactions
+
+
+@pytest.fixture
+def database_url(database: tuple[str, Transactions]) -> str:
+    return database[0]
+
+
+@pytest.fixture
+def tx(database: tuple[str, Transactions]) -> Transactions:
+    return database[1]
 
 
 @pytest.fixture

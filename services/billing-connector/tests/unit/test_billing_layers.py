@@ -1,9 +1,11 @@
 """The connector's layers and its processes without HTTP, checked as every service's are
-(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together as
-its command does, loads no falcon. The connector's outbox relay is the shared one, checked in
-libs/common."""
+(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together as its
+command does, loads no falcon. The connector's outbox relay is the shared one, checked in
+libs/common. One rule of its own: the answers are rendered in ``schemas/`` alone."""
 
 from __future__ import annotations
+
+import ast
 
 from dps_common.crypto import new_key
 from dps_testing.layers import LayersSuite, Process, ServiceLayers
@@ -40,3 +42,12 @@ class TestLayers(LayersSuite):
             ),
         ),
     )
+
+
+def test_the_answers_are_rendered_in_the_schemas_alone():
+    """The use cases (and the worker) return views; only ``schemas/`` turns them into JSON answers and
+    event data, so no layer below defines a ``render_`` function (the callback's HTML page is an entry point)."""
+    layers = TestLayers.layers
+    below = [m for m in layers.imports.modules if layers.layer_of(m) in {"domain", "db", "services", "support"}]
+    assert not [f"{m}.{f.name}" for m in below for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]

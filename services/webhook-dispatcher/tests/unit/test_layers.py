@@ -1,10 +1,12 @@
 """The dispatcher's layers and its processes without HTTP, checked as every service's are
-(``dps_testing.layers``), and one rule of its own: the event consumer and the delivery worker
-never import each other; they meet through ``delivery/hand_over.py``, wired by ``cli``. The worker
-process (``dealpricing-webhooks worker``: deliveries, the consumers, retention), put together as
-``cli.run_worker`` does, loads no falcon."""
+(``dps_testing.layers``), and two rules of its own: the answers are rendered in ``schemas/`` alone,
+and the event consumer and the delivery worker never import each other; they meet through
+``delivery/hand_over.py``, wired by ``cli``. The worker process (``dealpricing-webhooks worker``:
+deliveries, the consumers, retention), put together as ``cli.run_worker`` does, loads no falcon."""
 
 from __future__ import annotations
+
+import ast
 
 from dps_common.crypto import new_key
 from dps_testing.layers import LayersSuite, Process, ServiceLayers, in_part
@@ -58,3 +60,12 @@ def test_the_delivery_parts_and_the_use_cases_of_the_http_side_never_reach_each_
     delivery, services = imports.modules_of("dps_webhooks.delivery"), imports.modules_of("dps_webhooks.services")
     assert not {(m, r) for m in delivery for r in imports.reached(m) if in_part(r, "dps_webhooks.services")}
     assert not {(m, r) for m in services for r in imports.reached(m) if in_part(r, "dps_webhooks.delivery")}
+
+
+def test_the_answers_are_rendered_in_the_schemas_alone():
+    """The use cases return views and the resources render them through ``schemas/``: no layer below
+    (the domain, ``db``, the use cases, the delivery parts) defines a ``render_`` function."""
+    layers = TestLayers.layers
+    below = [m for m in layers.imports.modules if layers.layer_of(m) in {"domain", "db", "services", "support"}]
+    assert not [f"{m}.{f.name}" for m in below for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]

@@ -180,6 +180,29 @@ def test_everything_the_running_system_imports_is_in_the_runtime_set():
     assert not outside, f"imported at run time but not installed by make run: {outside}"
 
 
+def falcon_test_modules(path: Path) -> set[str]:
+    """The test-only modules of a runtime dependency that a file imports (falcon's test client)."""
+    found = {module for module in imports(path) if module == "falcon.testing" or module.startswith("falcon.testing.")}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module == "falcon" and any(a.name == "testing" for a in node.names):
+            found.add("falcon.testing")
+    return found
+
+
+def test_no_runtime_module_imports_falcons_test_client():
+    """falcon is a runtime dependency, its test client is not runtime machinery: the demo seed of
+    ``make run`` calls the api over HTTP (``dps_api.seed.client``)."""
+    used = {str(path.relative_to(REPO)): falcon_test_modules(path) for path in runtime_sources()}
+    assert not {where: modules for where, modules in used.items() if modules}
+
+
+@pytest.mark.parametrize("line", ["import falcon.testing", "from falcon import testing", "from falcon.testing import TestClient"])
+def test_the_falcon_testing_check_sees_every_form(line, tmp_path):
+    source = tmp_path / "leak.py"
+    source.write_text(f"import falcon\n{line}\n")
+    assert falcon_test_modules(source) == {"falcon.testing"}
+
+
 @pytest.mark.parametrize("module", ["pytest", "schemathesis", "playwright"])
 def test_the_import_check_sees_a_test_tool(module, tmp_path):
     """The check above is not blind: a test tool imported by a runtime module would be reported."""

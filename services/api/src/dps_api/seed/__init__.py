@@ -1,8 +1,9 @@
 """The demo organization for ``make run``, seeded idempotently.
 
 Users come from the identity use cases (there is no HTTP API for them); everything else goes
-through the public HTTP API in-process, with short-lived keys revoked at the end, so the seed
-depends only on the API's contract. Each object is looked up by its natural key first (see
+through the public HTTP API, over HTTP to the app served on a loopback port for the run
+(``client.serving``), with short-lived keys revoked at the end, so the seed depends only on the
+API's contract. Each object is looked up by its natural key first (see
 ``data``) and created only when missing: seeding again creates nothing, and objects edited in the
 demo are left as they are.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
 
-import falcon.testing
+import requests
 
 from dps_common.auth.scopes import Role
 from dps_common.db import Transactions, make_engine
@@ -22,7 +23,7 @@ from dps_common.http.app import ServiceApp
 
 from dps_api.app import context_of, create_app
 from dps_api.seed import data
-from dps_api.seed.client import DemoApi, Json, SeedError, Tally
+from dps_api.seed.client import DemoApi, Json, SeedError, Tally, serving
 from dps_api.services.identity import IdentityService, IssuedKey
 from dps_api.settings import Settings
 
@@ -62,18 +63,22 @@ def seed_demo(app: ServiceApp) -> DemoSeed:
 
         return issue
 
-    client = falcon.testing.TestClient(app)
-    as_user = {label: DemoApi(client, key_of(label), demo) for label in data.ACTORS}
-    try:
-        _seed_catalog(as_user["admin"], demo)
-        _seed_opportunities(as_user["admin"], demo)
-        _seed_approval_config(as_user["admin"], demo)
-        _seed_quotes(as_user["admin"], as_user["rep"], demo)
-        _seed_approvals(as_user["admin"], as_user["rep"], as_user["approver"], demo)
-    finally:
-        for key in issued:
-            identity.revoke_key(key.id)
+    with serving(app) as base_url, requests.Session() as http:
+        as_user = {label: DemoApi(http, base_url, key_of(label), demo) for label in data.ACTORS}
+        try:
+            _seed_all(as_user, demo)
+        finally:
+            for key in issued:
+                identity.revoke_key(key.id)
     return demo
+
+
+def _seed_all(as_user: dict[str, DemoApi], demo: DemoSeed) -> None:
+    _seed_catalog(as_user["admin"], demo)
+    _seed_opportunities(as_user["admin"], demo)
+    _seed_approval_config(as_user["admin"], demo)
+    _seed_quotes(as_user["admin"], as_user["rep"], demo)
+    _seed_approvals(as_user["admin"], as_user["rep"], as_user["approver"], demo)
 
 
 def seed_and_issue_admin_key(settings: Settings) -> DemoSeed:

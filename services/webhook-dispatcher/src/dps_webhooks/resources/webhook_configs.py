@@ -2,6 +2,7 @@
 Admin keys only (``webhooks:manage``)."""
 
 import falcon
+from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
@@ -12,6 +13,8 @@ from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.context import AppContext
+from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
+from dps_webhooks.domain.endpoint_status import EndpointStatus
 from dps_webhooks.schemas.deliveries import Delivery, render_delivery
 from dps_webhooks.schemas.webhook_configs import (
     WebhookConfig,
@@ -34,6 +37,19 @@ _URL_RULES = (
 )
 _REVOKED = "409 `webhook_config_revoked` on a revoked webhook config."
 _ROTATE = "POST /webhook-configs/{id}/rotate-secret"  # a replayed answer's secret is null: rotate for a new one
+
+
+def new_endpoint(body: WebhookConfigCreate) -> CreateEndpoint:
+    return CreateEndpoint(body.url, body.description, tuple(body.eventTypes))
+
+
+def endpoint_changes(body: WebhookConfigUpdate) -> UpdateEndpoint:
+    return UpdateEndpoint(
+        url=None if body.url is MISSING else body.url,
+        description=None if body.description is MISSING else body.description,
+        event_types=None if body.eventTypes is MISSING else tuple(body.eventTypes),
+        status=None if body.status is MISSING else EndpointStatus(body.status),
+    )
 
 
 class WebhookConfigsResource:
@@ -71,7 +87,7 @@ class WebhookConfigsResource:
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = parse_body(req, WebhookConfigCreate).command()
+        command = new_endpoint(parse_body(req, WebhookConfigCreate))
         resp.media = render_endpoint_with_secret(self._service.create_endpoint(req.context.principal, command))
         resp.status = falcon.HTTP_201
 
@@ -122,7 +138,7 @@ class WebhookConfigResource:
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
         target = path_id(webhook_config_id, WHAT)
-        command = parse_body(req, WebhookConfigUpdate).command()
+        command = endpoint_changes(parse_body(req, WebhookConfigUpdate))
         resp.media = render_endpoint(self._service.update_endpoint(req.context.principal, target, command))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:

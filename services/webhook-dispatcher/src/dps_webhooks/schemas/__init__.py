@@ -1,8 +1,8 @@
 """Request and response bodies of the dispatcher's API, and the two base models they share.
 
-Request models validate bodies (``dps_common.http.bodies.parse_body``) and make the domain's
-commands; response models document the answers in the OpenAPI document; the ``render_*`` functions
-beside them are the only place that writes an answer, from the domain's views.
+Request models validate bodies (``dps_common.http.bodies.parse_body``; the resources turn them into
+the domain's commands); response models document the answers in the OpenAPI document; the
+``render_*`` functions beside them are the only place that writes an answer, from the domain's views.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Bodies of ``/webhook-configs``: the endpoint record, create and update requests (and the commands
-they make), and the answer that carries the signing secret (create and rotate only)."""
+"""Bodies of ``/webhook-configs``: the endpoint record, create and update requests, and the answer
+that carries the signing secret (create and rotate only)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from pydantic import MISSING, AfterValidator, Field, StringConstraints
 from dps_common.events.envelope import INTERNAL_PREFIX, is_internal
 from dps_common.openapi.examples import example
 
-from dps_webhooks.domain import endpoint_status
-from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_views import EndpointView, EndpointWithSecret
 from dps_webhooks.domain.event_types import known_event_types, unknown_event_type_message
 from dps_webhooks.schemas import RequestModel, ResponseModel
@@ -74,9 +72,6 @@ class WebhookConfigCreate(RequestModel):
     description: Description = ""
     eventTypes: EventTypes = Field(default_factory=list)
 
-    def command(self) -> CreateEndpoint:
-        return CreateEndpoint(self.url, self.description, tuple(self.eventTypes))
-
 
 class WebhookConfigUpdate(RequestModel):
     """Only the fields sent change; a field sent as null is a 400. Setting status ACTIVE always
@@ -90,14 +85,6 @@ class WebhookConfigUpdate(RequestModel):
     description: Description | MISSING = MISSING
     eventTypes: EventTypes | MISSING = MISSING
     status: EndpointStatus | MISSING = MISSING
-
-    def command(self) -> UpdateEndpoint:
-        return UpdateEndpoint(
-            url=None if self.url is MISSING else self.url,
-            description=None if self.description is MISSING else self.description,
-            event_types=None if self.eventTypes is MISSING else tuple(self.eventTypes),
-            status=None if self.status is MISSING else endpoint_status.EndpointStatus(self.status),
-        )
 
 
 _ENDPOINT = {

@@ -36,13 +36,13 @@ class Seeds:
 
     def __init__(self, client: falcon.testing.TestClient, identity: IdentityService):
         self._client = client
-        self._identity = identity
+        self.identity = identity
 
-    def _org(self) -> Org:
-        return make_org(self._identity, f"Initech {uuid.uuid4().hex[:8]}")
+    def org(self) -> Org:
+        return make_org(self.identity, f"Initech {uuid.uuid4().hex[:8]}")
 
     def approved_quote(self, params: dict[str, Any]) -> dict[str, str]:
-        client, org = self._client, self._org()
+        client, org = self._client, self.org()
         resp = client.simulate_post(
             f"{API}/opportunities",
             json={"name": "Renewal", "accountName": "Initech", "crmId": "006-CRM-42"},
@@ -67,18 +67,18 @@ class Seeds:
         return {"organizationId": str(org.id), "quoteId": quote["id"]}
 
     def active_key(self, params: dict[str, Any]) -> dict[str, str]:
-        return {"key": self._org().user.key}
+        return {"key": self.org().user.key}
 
     def revoked_key(self, params: dict[str, Any]) -> dict[str, str]:
-        org = self._org()
-        self._identity.revoke_key(org.viewer.key_row_id)
+        org = self.org()
+        self.identity.revoke_key(org.viewer.key_row_id)
         return {"key": org.viewer.key}
 
     def unknown_key(self, params: dict[str, Any]) -> dict[str, str]:
         return {"key": f"dps_{uuid.uuid4().hex[:12]}_{uuid.uuid4().hex}"}  # well formed, never issued
 
     def active_person(self, params: dict[str, Any]) -> dict[str, str]:
-        org = self._org()
+        org = self.org()
         return {"email": f"admin@{org.name.lower().replace(' ', '-')}.example"}  # make_org's emails
 
     def no_such_person(self, params: dict[str, Any]) -> dict[str, str]:
@@ -93,7 +93,7 @@ class Seeds:
         return {"keyId": resp.json["keyId"]}
 
     def organization_without_the_quote(self, params: dict[str, Any]) -> dict[str, str]:
-        return {"organizationId": str(self._org().id), "quoteId": params["quoteId"]}
+        return {"organizationId": str(self.org().id), "quoteId": params["quoteId"]}
 
 
 @pytest.fixture
@@ -162,3 +162,20 @@ def test_the_webhook_dispatchers_events(seeds, tx):
         return make
 
     verify_messages("api", "webhook-dispatcher", {f"a {t} event": message(t) for t in APPROVED_QUOTE_EVENTS})
+
+
+def test_the_key_event_subscribers_events(seeds, tx):
+    """A real rotation and revocation of two keys of one organization: the internal events they record."""
+    org = seeds.org()
+    seeds.identity.rotate_key(org.user.key_row_id)
+    seeds.identity.revoke_key(org.viewer.key_row_id)
+
+    def message(event_type: str) -> Callable[[], Message]:
+        def make() -> Message:
+            with tx() as session:
+                return outbox_message(session, org.id, event_type)
+
+        return make
+
+    types = ("internal.api_key.revoked", "internal.api_key.rotated")
+    verify_messages("api", "key-event-subscriber", {f"a {t} event": message(t) for t in types})

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import ipaddress
 import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
+
+from dps_common.crypto import decode_key
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+MAKE_A_KEY = "python -c 'import base64,os;print(base64.b64encode(os.urandom(32)).decode())'"
 
 
 class SettingsError(ValueError):
@@ -96,6 +102,35 @@ class Env:
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 self.problems.append(f"{name} must be an http(s):// URL, got {value!r}")
         return value if keep_trailing_slash else value.rstrip("/")
+
+    def key(self, name: builtins.str) -> bytes:
+        """A required 32-byte key, in base64."""
+        raw = self.str(name)
+        if not raw:
+            return b""
+        try:
+            return decode_key(raw)
+        except ValueError as exc:
+            self.problems.append(f"{name} {exc} (make one: {MAKE_A_KEY})")
+            return b""
+
+    def bool(self, name: builtins.str, default: builtins.bool = False) -> builtins.bool:
+        """true or false (1 or 0); unset: ``default``."""
+        raw = self.optional(name).strip().lower()
+        if not raw:
+            return default
+        if raw not in ("true", "false", "1", "0"):
+            self.problems.append(f"{name} must be true or false, got {raw!r}")
+            return default
+        return raw in ("true", "1")
+
+    def networks(self, name: builtins.str) -> tuple[Network, ...]:
+        """Comma-separated addresses or networks (``10.0.0.0/8,::1``); unset: none."""
+        try:
+            return tuple(ipaddress.ip_network(part.strip()) for part in self.optional(name).split(",") if part.strip())
+        except ValueError as exc:
+            self.problems.append(f"{name}: {exc}")
+            return ()
 
     def postgres_url(self, name: builtins.str = "DATABASE_URL") -> builtins.str:
         value = self.str(name)

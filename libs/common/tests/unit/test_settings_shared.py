@@ -1,6 +1,9 @@
 """The settings the services share (``dps_common.bootstrap_settings``): each variable is read once,
-with one name, one default and one check, and every problem is still named in one message."""
+with one name, one default and one check, and every problem is still named in one message; and the
+typed reads of ``Env`` that more than one service uses (URLs, keys, flags, networks)."""
 
+import base64
+import ipaddress
 from dataclasses import FrozenInstanceError, dataclass
 from typing import ClassVar
 
@@ -12,9 +15,10 @@ from dps_common.bootstrap_settings import (
     IntrospectingServiceSettings,
     ServiceSettings,
 )
+from dps_common.crypto import new_key
 from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.ratelimit.settings import MEMORY_STORE
-from dps_common.settings import Env, SettingsError
+from dps_common.settings import MAKE_A_KEY, Env, SettingsError
 
 REQUIRED = {
     "DATABASE_URL": "postgresql://u@h/db",
@@ -115,3 +119,36 @@ def test_an_unset_http_url_takes_its_default_or_is_required():
     assert env.http_url("URL", "https://default.example/") == "https://default.example"
     assert env.http_url("OTHER") == ""
     assert env.problems == ["OTHER is required"]
+
+
+def test_a_key_is_32_bytes_of_base64_and_its_problem_says_how_to_make_one():
+    key = new_key()
+    env = Env({"KEY": key, "SHORT": "c2hvcnQ=", "GARBLED": "not base64!"})
+    assert env.key("KEY") == base64.b64decode(key)
+    assert (env.key("SHORT"), env.key("GARBLED"), env.key("MISSING")) == (b"", b"", b"")
+    assert env.problems[:2] == [
+        f"SHORT must decode to 32 bytes, got 5 (make one: {MAKE_A_KEY})", f"GARBLED must be base64 (make one: {MAKE_A_KEY})",
+    ]
+    assert env.problems[2] == "MISSING is required"
+
+
+@pytest.mark.parametrize(("raw", "default", "value"), [
+    ("", False, False), ("", True, True), ("true", False, True), ("1", False, True), (" FALSE ", True, False), ("0", True, False),
+])
+def test_a_flag(raw, default, value):
+    env = Env({"FLAG": raw})
+    assert env.bool("FLAG", default) is value
+    env.check()
+
+
+def test_a_flag_is_true_or_false():
+    env = Env({"FLAG": "maybe"})
+    assert env.bool("FLAG", True) is True
+    assert env.problems == ["FLAG must be true or false, got 'maybe'"]
+
+
+def test_networks():
+    env = Env({"NETS": "127.0.0.0/8, ::1", "BAD": "10.0.0.0/33"})
+    assert env.networks("NETS") == (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1"))
+    assert (env.networks("UNSET"), env.networks("BAD")) == ((), ())
+    assert len(env.problems) == 1 and env.problems[0].startswith("BAD: ")

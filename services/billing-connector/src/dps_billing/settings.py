@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from dps_common.bootstrap_settings import IntrospectingServiceSettings
-from dps_common.crypto import decode_key
 from dps_common.settings import Env
 
 STRIPE_API_URL = "https://api.stripe.com"
@@ -54,12 +53,12 @@ class Settings(IntrospectingServiceSettings):
             billing_client_id=env.str("BILLING_CLIENT_ID"),
             billing_redirect_uri=env.http_url("BILLING_REDIRECT_URI", keep_trailing_slash=True),
             billing_webhook_secret=env.str("BILLING_WEBHOOK_SECRET"),
-            billing_token_key=_key(env, "BILLING_TOKEN_KEY"),
+            billing_token_key=env.key("BILLING_TOKEN_KEY"),
             billing_state_secret=env.secret("BILLING_STATE_SECRET"),
             billing_api_url=env.http_url("BILLING_API_URL", STRIPE_API_URL),
             billing_marketplace_url=env.http_url("BILLING_MARKETPLACE_URL", STRIPE_MARKETPLACE_URL),
             billing_dashboard_url=env.http_url("BILLING_DASHBOARD_URL", STRIPE_DASHBOARD_URL),
-            billing_livemode=_bool(env, "BILLING_LIVEMODE", False),
+            billing_livemode=env.bool("BILLING_LIVEMODE"),
             billing_rate_per_second=env.float("BILLING_RATE_PER_SECOND", 20.0, minimum=0.1, maximum=100),
             state_ttl_seconds=env.float(
                 "BILLING_STATE_TTL_SECONDS", MAX_STATE_TTL_SECONDS, minimum=1, maximum=MAX_STATE_TTL_SECONDS
@@ -98,24 +97,3 @@ def start_url(settings: Settings) -> str:
 def cookie_path(settings: Settings) -> str:
     path = urlsplit(settings.billing_redirect_uri).path
     return path[: -len("callback")].rstrip("/") or "/"
-
-
-def _key(env: Env, name: str) -> bytes:
-    raw = env.str(name)
-    if not raw:
-        return b""
-    try:
-        return decode_key(raw)
-    except ValueError as exc:
-        env.problems.append(f"{name} {exc}")
-        return b""
-
-
-def _bool(env: Env, name: str, default: bool) -> bool:
-    raw = env.optional(name).strip().lower()
-    if not raw:
-        return default
-    if raw not in ("true", "false", "1", "0"):
-        env.problems.append(f"{name} must be true or false, got {raw!r}")
-        return default
-    return raw in ("true", "1")

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from dps_common.bootstrap_settings import ApiClientSettings
-from dps_common.crypto import decode_key
 from dps_common.settings import Env
 
 SMTP_SCHEMES = ("smtp", "smtps", "smtp+starttls")
@@ -56,7 +55,7 @@ class Settings(ApiClientSettings):
             smtp_url=_smtp_url(env),
             mail_from=_mail_from(env),
             public_url=env.http_url("CONSOLE_PUBLIC_URL"),
-            secret_key=_key(env, "CONSOLE_SECRET_KEY"),
+            secret_key=env.key("CONSOLE_SECRET_KEY"),
             environment=env.str("DPS_ENVIRONMENT", "production"),
             sign_in_per_email=env.int("CONSOLE_SIGN_IN_PER_EMAIL", 5, minimum=1, maximum=1000),
             sign_in_per_client=env.int("CONSOLE_SIGN_IN_PER_CLIENT", 30, minimum=1, maximum=100000),
@@ -91,13 +90,3 @@ def _mail_from(env: Env) -> str:
         env.problems.append("MAIL_FROM must be an email address")
     return value
 
-
-def _key(env: Env, name: str) -> bytes:
-    raw = env.str(name)
-    if not raw:
-        return b""
-    try:
-        return decode_key(raw)
-    except ValueError as exc:
-        env.problems.append(f"{name} {exc} (make one: python -c 'import base64,os;print(base64.b64encode(os.urandom(32)).decode())')")
-        return b""

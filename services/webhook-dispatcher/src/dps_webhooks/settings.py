@@ -12,16 +12,14 @@ start instead of delivering to its own loopback services.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from dps_common.bootstrap_settings import IntrospectingServiceSettings
-from dps_common.crypto import decode_key
 from dps_common.messaging import DEFAULT_AMQP_URL
 from dps_common.messaging.shards import MAX_SHARDS
-from dps_common.settings import Env
+from dps_common.settings import Env, Network
 
 ENVIRONMENTS = ("production", "development")
 # Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
@@ -52,7 +50,7 @@ class Settings(IntrospectingServiceSettings):
     # finished attempts wait up to this long to be recorded together (the receiver has them already)
     record_linger_seconds: float = 0.2
     delivery_concurrency: int = 16  # attempts in flight per worker process
-    allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(default=())
+    allowed_networks: tuple[Network, ...] = field(default=())
     receiver_ca_file: str = ""  # extra CA bundle for receivers (tests, private installs)
     # the worker's /healthz and /metrics; 0: not served (several workers share a host in tests and make run)
     metrics_port: int = 0
@@ -67,16 +65,9 @@ class Settings(IntrospectingServiceSettings):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
         env = Env(environ)
-        secret_key = b""
-        raw_key = env.str("WEBHOOK_SECRET_KEY")
-        if raw_key:
-            try:
-                secret_key = decode_key(raw_key)
-            except ValueError as exc:
-                env.problems.append(f"WEBHOOK_SECRET_KEY {exc}")
         settings = cls(
             **cls.shared_fields(env),
-            secret_key=secret_key,
+            secret_key=env.key("WEBHOOK_SECRET_KEY"),
             events_queue=env.str("EVENTS_QUEUE", cls.events_queue),
             events_shards=env.int("EVENTS_SHARDS", 1, minimum=1, maximum=MAX_SHARDS),
             consumer_shards=_shards(env, "WEBHOOK_CONSUMER_SHARDS"),
@@ -91,11 +82,11 @@ class Settings(IntrospectingServiceSettings):
             consumer_linger_seconds=env.float("WEBHOOK_CONSUMER_LINGER_SECONDS", 0.02, minimum=0, maximum=1),
             record_linger_seconds=env.float("WEBHOOK_RECORD_LINGER_SECONDS", 0.2, minimum=0, maximum=5),
             delivery_concurrency=env.int("WEBHOOK_DELIVERY_CONCURRENCY", 16, minimum=1, maximum=256),
-            allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
+            allowed_networks=env.networks("WEBHOOK_ALLOWED_NETWORKS"),
             receiver_ca_file=env.optional("WEBHOOK_RECEIVER_CA_FILE"),
             metrics_port=env.int("WEBHOOK_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
             metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
-            allow_insecure_loopback=_bool(env, "WEBHOOK_ALLOW_INSECURE_LOOPBACK"),
+            allow_insecure_loopback=env.bool("WEBHOOK_ALLOW_INSECURE_LOOPBACK"),
         )
         environment = env.optional("DPS_ENVIRONMENT").strip().lower() or "production"
         if environment not in ENVIRONMENTS:
@@ -126,13 +117,6 @@ def _shards(env: Env, name: str) -> tuple[int, ...]:
     return shards
 
 
-def _bool(env: Env, name: str) -> bool:
-    raw = env.optional(name).strip().lower()
-    if raw not in ("", "true", "false", "1", "0"):
-        env.problems.append(f"{name} must be true or false, got {raw!r}")
-    return raw in ("true", "1")
-
-
 def _gaps(env: Env, name: str) -> tuple[float, ...]:
     raw = env.optional(name)
     if not raw:
@@ -145,14 +129,3 @@ def _gaps(env: Env, name: str) -> tuple[float, ...]:
     if any(gap < 0 for gap in gaps):
         env.problems.append(f"{name} must not be negative")
     return gaps
-
-
-def _networks(env: Env, name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    raw = env.optional(name)
-    if not raw:
-        return ()
-    try:
-        return tuple(ipaddress.ip_network(part.strip()) for part in raw.split(",") if part.strip())
-    except ValueError as exc:
-        env.problems.append(f"{name}: {exc}")
-        return ()

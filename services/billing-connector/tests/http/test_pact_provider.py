@@ -4,8 +4,8 @@ by the pact core's verifier against the real connector server (``served``: commi
 billing platform stand-in, the test api for keys), each provider state made through the connector's
 own operations (the connect flow on the stand-in, Disconnect, a push request); and the dispatcher's
 message pact (``webhook-dispatcher-billing-connector.json``) with the ``billing.*`` events its outbox
-relay would publish after a real connect and disconnect (the body it claims from the outbox and the
-``X-Request-Id`` header it sends with it).
+relay would publish after a real connect, push (the connector's worker) and disconnect (the body it
+claims from the outbox and the ``X-Request-Id`` header it sends with it).
 
 A change of what the connector serves or publishes that breaks what a consumer reads fails here.
 """
@@ -23,7 +23,7 @@ from dps_testing.pacts import State, outbox_message, state_changes, verify_http,
 from dps_testing.pacts import served as serving
 
 from billing_helpers import connect, line, quote
-from push_helpers import request_push
+from push_helpers import request_push, wait_for, worker_thread
 
 CONNECTION = "/external/v1/billing-connection"
 
@@ -32,7 +32,7 @@ class States:
     """The provider states, each making the world it names for one organization's admin."""
 
     def __init__(self, served: str, fake_api: Any, stand_in: Any):
-        self._served, self._fake_api, self._stand_in = served, fake_api, stand_in
+        self._served, self.fake_api, self._stand_in = served, fake_api, stand_in
         self.org = fake_api.organization()
 
     def _connection(self, method: str) -> requests.Response:
@@ -51,7 +51,7 @@ class States:
     def a_push(self, params: dict[str, Any]) -> dict[str, str]:
         self.connected(params)
         snapshot = quote(self.org.id, self.org.user.user_id, [line()])
-        self._fake_api.put_quote(snapshot)
+        self.fake_api.put_quote(snapshot)
         request_push(self._served, self.org.admin.key, snapshot)
         return {}
 
@@ -72,9 +72,15 @@ def test_the_consoles_calls(served, states):
 
 
 @pytest.fixture
-def disconnected(states) -> Iterator[Any]:
-    """An organization that connected and disconnected: its outbox holds both events."""
+def disconnected(states, served, settings) -> Iterator[Any]:
+    """An organization that connected, pushed a quote (the connector's worker in a thread, to the
+    stand-in) and disconnected: its outbox holds an event of each."""
+    snapshot = quote(states.org.id, states.org.user.user_id, [line()])
     states.connected({})
+    states.fake_api.put_quote(snapshot)
+    push = request_push(served, states.org.admin.key, snapshot)
+    with worker_thread(settings):
+        assert wait_for(served, states.org.admin.key, snapshot.id, push["id"])["status"] == "succeeded"
     states.not_connected({})
     yield states.org
 
@@ -87,5 +93,5 @@ def test_the_webhook_dispatchers_events(disconnected, committed_tx):
 
         return make
 
-    types = ("billing.connection.connected", "billing.connection.removed")
+    types = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
     verify_messages("billing-connector", "webhook-dispatcher", {f"a {t} event": message(t) for t in types})

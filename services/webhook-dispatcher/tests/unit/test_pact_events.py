@@ -3,14 +3,14 @@
 contracts (Pact V4, asynchronous messages), one per producer: ``pacts/webhook-dispatcher-api.json``
 (an event of each family the api publishes in the approval of a quote: product, pricebook,
 opportunity, quote, approval) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
-connector's ``billing.*`` events). Committed; each producer's suite makes every message from its real
-outbox, as its relay publishes it (services/api/tests/http/test_pact_provider.py,
-services/billing-connector/tests/http/test_pact_provider.py).
+connector's ``billing.*`` events: a connection made and removed, a quote pushed). Committed; each
+producer's suite makes every message from its real outbox, as its relay publishes it
+(services/api/tests/http/test_pact_provider.py, services/billing-connector/tests/http/test_pact_provider.py).
 
 The dispatcher reads the envelope's ``id``, ``organizationId``, ``type`` and ``occurredAt`` and the
 request id header, and sends the body on as is; ``data`` is the customer's (its shape is the API
 document's, not this contract's). The api's ``internal.*`` key events are read by the key event
-subscriber (``libs/common``), never stored nor delivered here.
+subscriber (``libs/common/tests/unit/test_pact_key_events.py``), never stored nor delivered here.
 What is recorded is compared with the committed files: ``PACT_WRITE=1 pytest <this file>`` rewrites them.
 """
 
@@ -33,7 +33,7 @@ API = ConsumerContract("webhook-dispatcher", "api")
 BILLING = ConsumerContract("webhook-dispatcher", "billing-connector")
 API_TYPES = ("opportunity.created", "product.created", "pricebook.created", "quote.created",
              "approval.requested", "approval.approved", "quote.approved")
-BILLING_TYPES = ("billing.connection.connected", "billing.connection.removed")
+BILLING_TYPES = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 

@@ -1,7 +1,8 @@
 """What the quote use cases are asked to do: plain values, no request bodies.
 
 Partial updates tell "not sent" (``NOT_SENT``) apart from an explicit null (``None``), so clearing a
-nullable field and leaving it alone are different commands. Resources build these from request bodies.
+nullable field and leaving it alone are different commands. The request bodies make them
+(``dps_api.schemas.quotes``: each body field sets the command field of its name).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class QuoteLineInput:
 
 @dataclass(frozen=True, slots=True)
 class CreateQuote:
+    """A new quote. The owner, currency and pricebook are resolved by the use case (defaults, the
+    pinned version); every other field but the lines is stored as given, in the column of its name."""
+
     name: str
     billing_frequency: BillingFrequency
     subscription_term_months: int

@@ -40,7 +40,7 @@ class Failure:
     param: str | None = None
 
 
-class PushRecords:
+class PushProgress:
     def __init__(self, tx: Transactions, now: Callable[[], datetime]):
         self._tx = tx
         self._now = now

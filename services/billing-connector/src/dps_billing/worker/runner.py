@@ -49,7 +49,7 @@ from dps_billing.settings import Settings
 from dps_billing.worker.claims import ClaimedPush, release, renew_lease
 from dps_billing.worker.lines import TurnOrder, create_lines
 from dps_billing.worker.lookups import PlatformLookups
-from dps_billing.worker.progress import Failure, PushRecords
+from dps_billing.worker.progress import Failure, PushProgress
 
 log = logging.getLogger("dps.billing.worker")
 T = TypeVar("T")
@@ -92,7 +92,7 @@ class PushRunner:
         self._pacer = pacer
         self._http_client = http_client
         self._retrier = retrier or Retrier()
-        self._records = PushRecords(tx, now)
+        self._records = PushProgress(tx, now)
         self._now = now
 
     def run(self, push: ClaimedPush) -> None:

@@ -42,15 +42,16 @@ run: $(RUN_STAMP)
 	$(BIN)/dealpricing-dev
 
 # Lint, types, then the tests (README "Tests") on every core, one test module per worker at a time
-# (--dist loadscope keeps a module's fixtures on one worker).
+# (--dist loadgroup with the groups of dps_testing.grouping: a module's fixtures stay on one worker,
+# and the whole contract suite on one, so its stack is built once).
 test: lint typecheck tests
 
 tests: $(STAMP) browser
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadscope
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup
 
 # The fast part of the tests (README "Tests"): unit and in-process HTTP ones, PostgreSQL only.
 test-fast: $(STAMP)
-	$(PYTEST) -m "unit or http" -n $(TEST_WORKERS) --dist loadscope
+	$(PYTEST) -m "unit or http" -n $(TEST_WORKERS) --dist loadgroup
 
 # The browser tests drive Debian's Chromium (Playwright's own download needs the internet): install
 # it where apt can, as root; elsewhere those tests skip, and fail under CI=true.

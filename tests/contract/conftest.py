@@ -12,8 +12,10 @@ The billing tests add, lazily (only they ask for ``billing``): the billing platf
 billing connector under gunicorn over HTTPS on its own database (migrated by its command line), its
 push worker and its outbox relay. The connector reads quotes and checks keys through the api.
 
-Under pytest-xdist each worker builds its own stack (databases, virtual host, processes on free
-ports), so test modules spread over workers never share state."""
+Under pytest-xdist the whole suite is one group (``dps_testing.grouping``, ``--dist loadgroup``): one
+worker runs every contract module, so the stack is built once per run; run with ``--dist loadscope``
+instead, each worker would build a stack of its own (databases, virtual host, processes on free
+ports)."""
 
 from __future__ import annotations
 
@@ -61,8 +63,7 @@ EVENTS_QUEUE = "webhook-dispatcher.events"
 # dispatcher's own tests): long enough for a test to read a record while an attempt hangs.
 ATTEMPT_TIMEOUT_SECONDS = 4
 BIN = Path(sys.executable).parent
-# Each xdist worker runs a whole stack (three services, two gunicorn workers each, relays, workers)
-# beside the other suites, all on one PostgreSQL server of 100 connections: small pools per process.
+# The stack (three services, two gunicorn workers each, relays, workers) runs beside the other suites, all on one PostgreSQL server of 100 connections: small pools per process.
 FEW_CONNECTIONS = {"DB_POOL_SIZE": "2"}
 
 

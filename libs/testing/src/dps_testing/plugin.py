@@ -70,6 +70,7 @@ from sqlalchemy import Engine
 from dps_common import migrations
 from dps_common.db import Transactions, make_engine
 from dps_testing.browser import fresh_page, headless_chromium
+from dps_testing.grouping import mark_group
 from dps_testing.levels import LEVELS, UnknownLevel, level_of
 from dps_testing.service import ServiceUnderTest, WsgiApp
 from dps_testing.services import fresh_database
@@ -79,9 +80,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks every test with its level from its folder (``dps_testing.levels``) where the
-    rootdir's pytest.ini registers the levels; a test in a folder without a level fails collection."""
+    rootdir's pytest.ini registers the levels, and with its pytest-xdist group (``dps_testing.grouping``:
+    the contract suite is one group, any other test is grouped by its module); a test in a folder
+    without a level fails collection."""
     if not any(line.split(":")[0].strip() == "unit" for line in config.getini("markers")):
         return
     rootdir = config.rootpath
@@ -96,6 +100,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         assert level in LEVELS
         item.add_marker(level)
+        mark_group(item, level)
     if unknown:
         raise pytest.UsageError("\n".join(sorted(set(unknown))))
 

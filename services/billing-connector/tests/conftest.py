@@ -22,6 +22,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from dps_common.crypto import new_key
 from dps_common.db import Transactions
+from dps_testing.fake_api import FakeApi
 from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.service import ServiceUnderTest
 from dps_testing.transactions import committed
@@ -33,7 +34,6 @@ from dps_billing.settings import Settings
 from dps_billing_stand_in.server import BillingStandIn
 
 from billing_helpers import CONSOLE_URL, WEBHOOK_SECRET
-from fake_api import FakeApi
 
 INTERNAL_TOKEN = "billing-test-internal-token-0123456789abcdef"
 SECRET_KEY = "sk_test_billing_connector_tests"

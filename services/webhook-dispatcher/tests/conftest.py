@@ -1,9 +1,16 @@
 """What the dispatcher's suite tells the test plugin (``dps_testing.plugin``, which provides
 the migrated database, the rolled-back transaction per test, ``app`` and ``client``; tests that run
-workers in other threads or processes use committed data on their own database instead), and a
-real api (gunicorn over HTTPS, its own database) that the dispatcher asks to check keys,
-with organizations provisioned through its admin command line. The dispatcher imports no api code:
-the api is a process here, as in production."""
+workers in other threads or processes use committed data on their own database instead), and the
+api that the dispatcher asks to check keys:
+
+- ``org`` and ``other_org``: organizations whose keys the api's internal contract accepts, served by
+  ``dps_testing.fake_api`` (no api process, no api database), for every test that only needs a key
+  that works;
+- ``api_env``, ``admin`` and ``api_org``: a real api's database, its admin command line and an
+  organization it made, for the tests of what the api itself does with keys (revocation, rotation,
+  its cache, its logs); they start the api under gunicorn with the settings they test.
+
+The dispatcher imports no api code: the api is a process (or its contract) here, as in production."""
 
 from __future__ import annotations
 
@@ -16,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from dps_common.crypto import new_key
-from dps_testing.processes import gunicorn, write_tls_files
+from dps_testing.fake_api import FakeApi
+from dps_testing.processes import write_tls_files
 from dps_testing.provisioning import Admin, Org
 from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.service import ServiceUnderTest
@@ -56,25 +64,32 @@ def api_env() -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[str]:
-    with gunicorn("dps_api.wsgi:create()", api_env, tls_files, tmp_path_factory.mktemp("api") / "api.log", workers=1) as origin:
-        yield origin
-
-
-@pytest.fixture(scope="session")
 def admin(api_env: dict[str, str]) -> Admin:
     return Admin(api_env)
 
 
 @pytest.fixture(scope="session")
-def org(admin: Admin) -> Org:
-    """An organization with an admin, a user and a view-only member, each with a key."""
+def api_org(admin: Admin) -> Org:
+    """An organization of the real api (``api_env``), made with its admin command line."""
     return admin.organization("Acme Corp")
 
 
 @pytest.fixture(scope="session")
-def other_org(admin: Admin) -> Org:
-    return admin.organization("Globex")
+def fake_api() -> Iterator[FakeApi]:
+    api = FakeApi(INTERNAL_TOKEN)
+    yield api
+    api.stop()
+
+
+@pytest.fixture(scope="session")
+def org(fake_api: FakeApi) -> Org:
+    """An organization with an admin, a user and a view-only member, each with a key."""
+    return fake_api.provisioned("Acme Corp")
+
+
+@pytest.fixture(scope="session")
+def other_org(fake_api: FakeApi) -> Org:
+    return fake_api.provisioned("Globex")
 
 
 @pytest.fixture(scope="session")
@@ -83,13 +98,13 @@ def dps_service() -> ServiceUnderTest[Settings]:
 
 
 @pytest.fixture(scope="module")
-def settings_env(database_url: str, api_origin: str, tls_files: dict[str, str]) -> dict[str, str]:
+def settings_env(database_url: str, fake_api: FakeApi, tls_files: dict[str, str]) -> dict[str, str]:
     """The dispatcher's environment (tests add to it); receivers on loopback are allowed."""
     return {
         "DATABASE_URL": database_url,
         "CURSOR_SECRET": CURSOR_SECRET,
         "WEBHOOK_SECRET_KEY": new_key(),
-        "API_URL": api_origin,
+        "API_URL": fake_api.url,  # tests of the real api's answers pass theirs (API_URL, API_CA_FILE)
         "API_CA_FILE": tls_files["ca"],
         "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",

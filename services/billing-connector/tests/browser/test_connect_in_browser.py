@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
-from dps_billing.app import create_app
+from dps_testing.fake_api import FakeApi
 
-from fake_api import FakeApi
+from dps_billing.app import create_app
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Response

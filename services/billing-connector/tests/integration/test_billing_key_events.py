@@ -17,12 +17,11 @@ from dps_common.errors import Unauthorized
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
 from dps_testing.broker import publish_one
+from dps_testing.fake_api import FakeApi
 from dps_testing.services import fresh_vhost
 
 from dps_billing.app import key_authenticator
 from dps_billing.settings import Settings
-
-from fake_api import FakeApi
 
 EXCHANGE = "test.billing.key.events"
 WAIT_SECONDS = 30

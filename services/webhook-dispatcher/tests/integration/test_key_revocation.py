@@ -53,9 +53,9 @@ def amqp_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def member(admin: Admin, org: Org) -> Member:
+def member(admin: Admin, api_org: Org) -> Member:
     """A key of its own to revoke (never the suite's shared ones)."""
-    return admin.member(org.id, "admin", f"revoked-{uuid4().hex[:8]}@acme.example")
+    return admin.member(api_org.id, "admin", f"revoked-{uuid4().hex[:8]}@acme.example")
 
 
 @pytest.fixture

@@ -34,11 +34,11 @@ def api_lines(log: Path) -> list[dict]:
 
 
 def test_the_request_id_goes_with_the_key_introspection_call(
-    logged_api: tuple[str, Path], make_settings: Callable[..., Settings], org: Org
+    logged_api: tuple[str, Path], make_settings: Callable[..., Settings], api_org: Org
 ) -> None:
     origin, log = logged_api
     client = falcon.testing.TestClient(create_app(make_settings(API_URL=origin)))
-    member = org.member("admin", f"traced-{uuid4().hex[:8]}@acme.example")  # a key no cache holds yet
+    member = api_org.member("admin", f"traced-{uuid4().hex[:8]}@acme.example")  # a key no cache holds yet
     traced = f"trace-{uuid4().hex}"
     resp = client.simulate_get("/external/v1/webhook-configs", headers={**member.headers, "X-Request-Id": traced})
     assert resp.status_code == 200, resp.text

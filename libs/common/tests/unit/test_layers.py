@@ -173,6 +173,15 @@ def test_the_check_reports_what_a_layer_loads_in_a_fresh_interpreter(probe: Serv
     assert probe.runtime_offences("services") == []  # its import of the app waits in a function
 
 
+def test_a_layer_checked_on_top_of_another_reports_what_it_does_alone(probe: ServiceLayers, monkeypatch):
+    """One interpreter checks every layer, each on top of what its base loaded (``RUNTIME_BASE``);
+    where the base loaded what the layer may not (the probe's domain loads falcon), the layer is
+    checked alone: the answers are those of one fresh interpreter per layer."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(probe.package.__file__ or "").parent.parent))
+    for layer in probe.runtime_layers():
+        assert probe.runtime_offences(layer) == probe.runtime_offences_alone(layer), layer
+
+
 def test_the_check_reports_a_process_loading_falcon_once_built(probe: ServiceLayers):
     (worker,) = probe.processes
     assert worker.offences() == ["probe worker: (built) loads falcon"]

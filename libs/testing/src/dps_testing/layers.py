@@ -26,16 +26,23 @@ suite's, the same for all.
 from __future__ import annotations
 
 import ast
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
+
+from dps_testing.fresh_imports import (
+    BEFORE,
+    Branch,
+    Steps,
+    loaded_in_a_fresh_interpreter,
+    loaded_in_branches,
+    loaded_step_by_step,
+)
+
+__all__ = ["loaded_in_a_fresh_interpreter", "loaded_step_by_step"]  # the runtime view's, used from here too
 
 SQL = frozenset({"sqlalchemy", "psycopg"})
 HTTP = frozenset({"falcon", "jinja2", "gunicorn"})
@@ -135,39 +142,8 @@ def top_level(modules: Set[str]) -> set[str]:
 
 # --- the runtime view ---------------------------------------------------------------------------------
 
-_STEPS = """
-import importlib, json, sys
-steps = []
-for name in json.loads(sys.argv[1]):
-    importlib.import_module(name)
-    steps.append([name, sorted(sys.modules)])
-if sys.argv[2]:
-    exec(sys.argv[2], {})
-    steps.append(["(built)", sorted(sys.modules)])
-print(json.dumps(steps))
-"""
 
-
-def loaded_step_by_step(
-    modules: list[str], build: str = "", env: Mapping[str, str] | None = None
-) -> list[tuple[str, frozenset[str]]]:
-    """In one fresh interpreter, import ``modules`` in turn, then run ``build``: ``sys.modules`` after
-    each step (``"(built)"`` names the build's)."""
-    done = subprocess.run(
-        [sys.executable, "-c", _STEPS, json.dumps(modules), build],
-        capture_output=True, text=True, env={**os.environ, **(env or {})},
-    )
-    if done.returncode:
-        raise AssertionError(f"the fresh interpreter failed:\n{done.stderr}")
-    return [(step, frozenset(loaded)) for step, loaded in json.loads(done.stdout.splitlines()[-1])]
-
-
-def loaded_in_a_fresh_interpreter(*modules: str) -> frozenset[str]:
-    """What importing ``modules`` pulls into a fresh interpreter."""
-    return loaded_step_by_step(list(modules))[-1][1]
-
-
-def first_to_load(steps: list[tuple[str, frozenset[str]]], wanted: Set[str]) -> dict[str, str]:
+def first_to_load(steps: Steps, wanted: Set[str]) -> dict[str, str]:
     """Each top-level package of ``wanted`` that the steps loaded, with the step that first did."""
     first: dict[str, str] = {}
     for step, loaded in steps:
@@ -196,6 +172,17 @@ MAY_NOT_LOAD: dict[str, frozenset[str]] = {
     "schemas": SQL,
     "services": HTTP,
     SUPPORT: HTTP,
+}
+# The runtime view imports each layer on top of the one named here (None: a fresh interpreter), in one
+# interpreter per service, a fork per layer: what a layer may use is imported once. The base is only
+# trusted where it holds nothing the layer may not load (else the layer gets a fresh interpreter).
+RUNTIME_BASE: dict[str, str | None] = {
+    "settings": None,
+    "domain": None,
+    "db": "domain",
+    "schemas": "domain",
+    "services": "schemas",
+    SUPPORT: "services",
 }
 
 
@@ -286,10 +273,31 @@ class ServiceLayers:
         return [layer for layer in MAY_USE if self.modules_in(layer)]
 
     def runtime_offences(self, layer: str) -> list[str]:
-        """What importing every module of ``layer``, one after another in one fresh interpreter, loads
-        that the layer may not."""
+        """What importing every module of ``layer``, one after another in a fresh interpreter, loads
+        that the layer may not: on top of its ``RUNTIME_BASE`` where that base holds nothing the layer
+        may not load, else in an interpreter of its own."""
+        branched = self._branched.get(layer)
+        offences = self._offences(layer, branched) if branched else []
+        if not branched or any(offence.startswith(BEFORE) for offence in offences):
+            offences = self.runtime_offences_alone(layer)
+        return offences
+
+    def runtime_offences_alone(self, layer: str) -> list[str]:
+        """``runtime_offences`` in a fresh interpreter for ``layer`` alone."""
+        return self._offences(layer, loaded_step_by_step(self.modules_in(layer)))
+
+    @cached_property
+    def _branched(self) -> dict[str, Steps]:
+        """Every layer's steps, from one interpreter (``RUNTIME_BASE`` as a tree of forks)."""
+
+        def branch(layer: str) -> Branch:
+            then = tuple(branch(upper) for upper, base in RUNTIME_BASE.items() if base == layer)
+            return Branch(layer, tuple(self.modules_in(layer)), then)
+
+        return loaded_in_branches([branch(layer) for layer, base in RUNTIME_BASE.items() if base is None])
+
+    def _offences(self, layer: str, steps: Steps) -> list[str]:
         package = self.package.__name__
-        steps = loaded_step_by_step(self.modules_in(layer))
         offences = [f"{step} loads {name}" for name, step in first_to_load(steps, MAY_NOT_LOAD.get(layer, set())).items()]
         seen: set[str] = set()
         for step, loaded in steps:

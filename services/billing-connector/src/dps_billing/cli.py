@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dps_common.bootstrap import start_process
-from dps_common.migrations import upgrade_from_env
-from dps_common.settings import SettingsError
+from dps_common.bootstrap_cli import run_command
 
 from dps_billing import SERVICE
 from dps_billing.settings import Settings
@@ -24,14 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("migrate", help="apply the connector's database migrations")
     commands.add_parser("worker", help="run billing pushes until stopped")
     args = parser.parse_args(argv)
-    try:
-        if args.command == "migrate":
-            upgrade_from_env("dps_billing")
-            return 0
-        settings = start_process(Settings.from_env, SERVICE, "push-worker")
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    return run_command(args.command, "dps_billing", Settings.from_env, _work, service=SERVICE, process="push-worker")
+
+
+def _work(settings: Settings) -> int:
     run_worker(settings)
     return 0
 

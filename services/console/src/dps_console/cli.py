@@ -11,15 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dps_common.bootstrap import start_process
-from dps_common.migrations import upgrade_from_env
-from dps_common.settings import SettingsError
+from dps_common.bootstrap_cli import run_command
 
 from dps_console import SERVICE
 from dps_console.composition import make_context
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.housekeeping import purge
 from dps_console.services.sign_in import normalize_email
+from dps_console.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,16 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     link.add_argument("email")
     commands.add_parser("purge", help="delete links, sessions and rate windows over for a day")
     args = parser.parse_args(argv)
-    try:
-        if args.command == "migrate":
-            upgrade_from_env("dps_console")
-            return 0
-        from dps_console.settings import Settings
+    return run_command(args.command, "dps_console", Settings.from_env, lambda settings: _chore(args, settings),
+                       service=SERVICE, process="cli")
 
-        settings = start_process(Settings.from_env, SERVICE, "cli")
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+
+def _chore(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "purge":
         ctx = make_context(settings)
         purged = purge(ctx.tx, ctx.now())

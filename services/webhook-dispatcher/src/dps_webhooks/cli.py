@@ -14,16 +14,13 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-import sys
 import threading
 from collections.abc import Callable
 
 from dps_common import logs
-from dps_common.bootstrap import start_process
+from dps_common.bootstrap_cli import run_command
 from dps_common.db import Transactions, make_engine
-from dps_common.migrations import upgrade_from_env
 from dps_common.process_server import serve_health_and_metrics
-from dps_common.settings import SettingsError
 
 from dps_webhooks import SERVICE, metrics
 from dps_webhooks.consumer import EventConsumer, shard_consumers
@@ -43,16 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-consume", action="store_true", help="deliver only; leave the event queue to other workers"
     )
     args = parser.parse_args(argv)
-    try:
-        if args.command == "migrate":
-            upgrade_from_env("dps_webhooks")
-            return 0
-        settings = start_process(Settings.from_env, SERVICE, "delivery-worker")
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    run_worker(settings, consume=not args.no_consume)
-    return 0
+
+    def work(settings: Settings) -> int:
+        run_worker(settings, consume=not args.no_consume)
+        return 0
+
+    return run_command(args.command, "dps_webhooks", Settings.from_env, work, service=SERVICE, process="delivery-worker")
 
 
 def run_worker(settings: Settings, *, consume: bool = True) -> None:

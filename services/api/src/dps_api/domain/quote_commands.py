@@ -1,8 +1,8 @@
 """What the quote use cases are asked to do: plain values, no request bodies.
 
 Partial updates tell "not sent" (``NOT_SENT``) apart from an explicit null (``None``), so clearing a
-nullable field and leaving it alone are different commands. The request bodies make them
-(``dps_api.schemas.quotes``: each body field sets the command field of its name).
+nullable field and leaving it alone are different commands. Resources build them from request
+bodies (a quote's header: each body field sets the command field of its name).
 """
 
 from __future__ import annotations

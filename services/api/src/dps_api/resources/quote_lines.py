@@ -1,5 +1,7 @@
 """``/pricing-quotes/{id}/lines``: add, edit and remove a quote's lines."""
 
+from decimal import Decimal
+
 import falcon
 
 from dps_common.auth.scopes import Scope
@@ -9,11 +11,27 @@ from dps_common.http.operations import Operation
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
-from dps_api.resources.quotes import _EDIT_RULES, TAG
+from dps_api.domain.commands import NOT_SENT, NotSent
+from dps_api.domain.quote_commands import UpdateQuoteLine
+from dps_api.resources.quotes import _EDIT_RULES, TAG, line_input
+from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import PricingQuote, QuoteLineCreate, QuoteLineUpdate, render_quote
 from dps_api.services.quote_lines import QuoteLineService
 
 _LOCKED = " 403 `locked_price` when a key without an admin role prices a locked product below list."
+
+
+def _decimal(raw: str | NotSent) -> Decimal | NotSent:
+    return raw if raw is NOT_SENT else Decimal(raw)
+
+
+def update_command(body: QuoteLineUpdate) -> UpdateQuoteLine:
+    return UpdateQuoteLine(
+        quantity=_decimal(patch(body.quantity)),
+        custom_name=patch(body.customName),
+        discount_percent=_decimal(patch(body.discountPercent)),
+        net_unit_price=_decimal(patch(body.netUnitPrice)),
+    )
 
 
 class QuoteLinesResource:
@@ -37,7 +55,7 @@ class QuoteLinesResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
-        wanted = parse_body(req, QuoteLineCreate).command()
+        wanted = line_input(parse_body(req, QuoteLineCreate))
         resp.media = render_quote(self._service.add(req.context.principal, target, wanted))
         resp.status = falcon.HTTP_201
 
@@ -71,7 +89,7 @@ class QuoteLineResource:
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str, line_id: str) -> None:
         quote, line = path_id(quote_id, "Pricing quote"), path_id(line_id, "Quote line")
-        edit = parse_body(req, QuoteLineUpdate).command()
+        edit = update_command(parse_body(req, QuoteLineUpdate))
         resp.media = render_quote(self._service.update(req.context.principal, quote, line, edit))
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, quote_id: str, line_id: str) -> None:

@@ -1,8 +1,13 @@
 """``/pricing-quotes``: list, read, create with lines, and header edits."""
 
+import re
 from dataclasses import asdict
+from decimal import Decimal
+from functools import cache
+from typing import Any
 
 import falcon
+from pydantic import BaseModel
 
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
@@ -13,11 +18,14 @@ from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
 from dps_api.context import AppContext
+from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
+from dps_api.schemas.common import patch
 from dps_api.schemas.quotes import (
     PricingQuote,
     PricingQuoteList,
     QuoteCreate,
+    QuoteLineCreate,
     QuoteUpdate,
     render_quote,
 )
@@ -43,6 +51,40 @@ _PRICING = (
     "currency's minor units; ONE_TIME_FEE lines give oneTimeAmount; TIERED uses the tier holding the quantity; "
     "HOURLY and RAMPED price like PER_UNIT. totalContractValue = recurring per month x term + one-time."
 )
+
+
+def _decimal(raw: str | None) -> Decimal | None:
+    return None if raw is None else Decimal(raw)
+
+
+def line_input(body: QuoteLineCreate) -> QuoteLineInput:
+    return QuoteLineInput(
+        product_id=body.productId,
+        quantity=Decimal(body.quantity),
+        custom_name=body.customName,
+        discount_percent=_decimal(body.discountPercent),
+        net_unit_price=_decimal(body.netUnitPrice),
+    )
+
+
+@cache
+def _attribute(name: str) -> str:
+    """A body field's name as the command's: ``subscriptionTermMonths`` -> ``subscription_term_months``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _command_fields(body: BaseModel, *left_out: str) -> dict[str, Any]:
+    """The body's fields (but ``left_out``) by the command's names; one not sent is ``NOT_SENT``."""
+    return {_attribute(name): patch(getattr(body, name)) for name in type(body).model_fields if name not in left_out}
+
+
+def create_command(body: QuoteCreate) -> CreateQuote:
+    """Each field of the body sets the command's field of its name (a new one needs no change here)."""
+    return CreateQuote(**_command_fields(body, "lines"), lines=tuple(line_input(line) for line in body.lines))
+
+
+def update_command(body: QuoteUpdate) -> UpdateQuote:
+    return UpdateQuote(**_command_fields(body))
 
 
 class PricingQuotesResource:
@@ -91,7 +133,7 @@ class PricingQuotesResource:
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        wanted = parse_body(req, QuoteCreate).command()
+        wanted = create_command(parse_body(req, QuoteCreate))
         resp.media = render_quote(self._service.create(req.context.principal, wanted))
         resp.status = falcon.HTTP_201
 
@@ -126,7 +168,7 @@ class PricingQuoteResource:
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
-        edit = parse_body(req, QuoteUpdate).command()
+        edit = update_command(parse_body(req, QuoteUpdate))
         resp.media = render_quote(self._service.update(req.context.principal, target, edit))
 
 

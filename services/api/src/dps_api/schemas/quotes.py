@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
-from decimal import Decimal
-from functools import cache
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -15,10 +12,8 @@ from pydantic import MISSING, Field, StringConstraints
 
 from dps_common.openapi.examples import DecimalText, example
 
-from dps_api.domain.commands import NOT_SENT, NotSent
 from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.money import currency_format, format_decimal
-from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote, UpdateQuoteLine
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.common import (
@@ -28,7 +23,6 @@ from dps_api.schemas.common import (
     Name,
     RequestModel,
     ResponseModel,
-    patch,
     unsent,
 )
 
@@ -42,29 +36,6 @@ NetUnitPrice = Annotated[
     DecimalString,
     Field(description="Negotiated unit price (>= 0) in the quote currency. Give this or discountPercent, not both."),
 ]
-
-
-@cache
-def _attribute(name: str) -> str:
-    """A body field's name as the command's: ``subscriptionTermMonths`` -> ``subscription_term_months``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def _command_fields(body: RequestModel, *left_out: str) -> dict[str, Any]:
-    """The body's fields (but ``left_out``) by the command's names; one not sent is ``NOT_SENT``."""
-    return {
-        _attribute(name): patch(getattr(body, name)) for name in type(body).model_fields if name not in left_out
-    }
-
-
-def _decimal(raw: str | None) -> Decimal | None:
-    return None if raw is None else Decimal(raw)
-
-
-def _sent_decimal(raw: str | NotSent) -> Decimal | NotSent:
-    return raw if raw is NOT_SENT else Decimal(raw)
-
-
 _PRICE_DOC = (
     "Give discountPercent or netUnitPrice (not both: 400); neither means the list price. Locked products "
     "may go below list only with an admin key (403 `locked_price` otherwise)."
@@ -79,15 +50,6 @@ class QuoteLineCreate(RequestModel):
     discountPercent: DiscountPercent | None = None
     netUnitPrice: NetUnitPrice | None = None
 
-    def command(self) -> QuoteLineInput:
-        return QuoteLineInput(
-            product_id=self.productId,
-            quantity=Decimal(self.quantity),
-            custom_name=self.customName,
-            discount_percent=_decimal(self.discountPercent),
-            net_unit_price=_decimal(self.netUnitPrice),
-        )
-
 
 class QuoteLineUpdate(RequestModel):
     """Partial: only the fields sent change. customName is cleared by sending null."""
@@ -97,14 +59,6 @@ class QuoteLineUpdate(RequestModel):
     customName: CustomName | None | MISSING = UNSENT
     discountPercent: DiscountPercent | MISSING = unsent(description=_PRICE_DOC)
     netUnitPrice: NetUnitPrice | MISSING = unsent(description=_PRICE_DOC)
-
-    def command(self) -> UpdateQuoteLine:
-        return UpdateQuoteLine(
-            quantity=_sent_decimal(patch(self.quantity)),
-            custom_name=patch(self.customName),
-            discount_percent=_sent_decimal(patch(self.discountPercent)),
-            net_unit_price=_sent_decimal(patch(self.netUnitPrice)),
-        )
 
 
 class QuoteCreate(RequestModel):
@@ -127,10 +81,6 @@ class QuoteCreate(RequestModel):
     )
     lines: list[QuoteLineCreate] = Field(default_factory=list, max_length=MAX_LINES)
 
-    def command(self) -> CreateQuote:
-        """The fields by the command's names (the rest of the quote's fields are copied as they are)."""
-        return CreateQuote(**_command_fields(self, "lines"), lines=tuple(line.command() for line in self.lines))
-
 
 class QuoteUpdate(RequestModel):
     """Partial: only the fields sent change. Nullable fields are cleared by sending null.
@@ -148,9 +98,6 @@ class QuoteUpdate(RequestModel):
     startDate: date | None | MISSING = UNSENT
     endDate: date | None | MISSING = UNSENT
     pricebookId: UUID | None | MISSING = unsent(description="null: product list prices from now on.")
-
-    def command(self) -> UpdateQuote:
-        return UpdateQuote(**_command_fields(self))
 
 
 class QuoteLine(ResponseModel):

@@ -12,7 +12,8 @@ from datetime import timedelta
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Uuid, func, insert, select, update
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Uuid, func, insert, select, text, update
+from sqlalchemy.orm import Session
 
 from dps_common.db import Transactions
 from dps_common.work_queue import WorkQueue
@@ -86,6 +87,11 @@ def _claim(tx: Transactions, limit: int) -> tuple[UUID, list[UUID]]:
     return token, [row.id for row in rows]
 
 
+def _fail_instead_of_waiting_for_locks(session: Session) -> None:
+    """Without SKIP LOCKED, the claim would wait for the other transaction's rows: an error here."""
+    session.execute(text("SET LOCAL lock_timeout = '2s'"))
+
+
 def _end_leases(tx: Transactions) -> None:
     """As if every lease's time had passed (its worker died)."""
     with tx() as session:
@@ -112,7 +118,8 @@ def test_two_claimers_racing_never_take_the_same_row_and_leave_none(tx, jobs):
     waiting for them; then many claimers on threads share the rest without overlap."""
     with tx() as first, tx() as second:
         _, mine = QUEUE.claim(first, CLAIM, 2, LEASE_SECONDS)
-        _, theirs = QUEUE.claim(second, CLAIM, 2, LEASE_SECONDS)  # would block without SKIP LOCKED
+        _fail_instead_of_waiting_for_locks(second)
+        _, theirs = QUEUE.claim(second, CLAIM, 2, LEASE_SECONDS)
         assert {row.id for row in mine} == set(jobs[:2])
         assert {row.id for row in theirs} == set(jobs[2:4])
 
@@ -217,6 +224,7 @@ def test_a_transaction_leased_queue_skips_what_another_transaction_holds(tx, job
     with tx() as first:
         held = first.connection().execute(lock, {"limit": 3}).scalars().all()
         with tx() as second:
+            _fail_instead_of_waiting_for_locks(second)
             other = second.connection().execute(lock, {"limit": 3}).scalars().all()
         assert held == jobs[:3] and other == jobs[3:6]
     with tx() as third:  # the first transaction ended: its rows are free again

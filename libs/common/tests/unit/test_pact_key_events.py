@@ -12,9 +12,6 @@ it reads no message header. What is recorded is compared with the committed file
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from pact import Pact, match
 
@@ -22,17 +19,8 @@ from dps_common.auth.revocations import KEY_EVENTS, KeyEventHandler
 from dps_testing.pacts import ConsumerContract, event_envelope
 
 CONTRACT = ConsumerContract("key-event-subscriber")
+pact_recorded, pact = CONTRACT.fixtures()
 KEY_ID = "k3y1d"
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
-
-
-@pytest.fixture
-def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 class Cache:

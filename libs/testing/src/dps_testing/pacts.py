@@ -55,6 +55,22 @@ class ConsumerContract:
         yield pact
         pact.write_file(written)
 
+    def fixtures(self, name: str = "pact") -> tuple[Any, Any]:
+        """A consumer module's two fixtures, assigned at its top (``pact_recorded, pact =
+        CONTRACT.fixtures()``): the module's folder (``recorded``) and each test's pact, named ``name``
+        (a module with two contracts names them apart)."""
+        folder = f"{name}_recorded"
+
+        @pytest.fixture(scope="module", name=folder)
+        def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+            yield from self.recorded(tmp_path_factory.mktemp("pacts"))
+
+        @pytest.fixture(name=name)
+        def pact(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
+            yield from self.pact(request.getfixturevalue(folder), monkeypatch)
+
+        return recorded, pact
+
 
 def from_state(example: str, regex: str, expression: str) -> GenericMatcher[str]:
     """A value the provider state makes (``${endpointId}`` in ``expression``), put in the request by

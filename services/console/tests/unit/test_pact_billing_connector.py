@@ -11,9 +11,6 @@ recorded is compared with the committed file: ``PACT_WRITE=1 pytest <this file>`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from pact import Pact, match
 
@@ -22,21 +19,12 @@ from dps_testing.pacts import OCCURRED_AT, ConsumerContract
 from dps_console.services.backends import Backend, Backends, ServiceRefused
 
 CONTRACT = ConsumerContract("console", "billing-connector")
+pact_recorded, pact = CONTRACT.fixtures()
 BASE = "/external/v1"
 CREDENTIAL = "dps_k3y1d_s3cr3t"
 API_KEY = match.regex(CREDENTIAL, regex=r"^dps_[A-Za-z0-9-]+_\S+$")
 RETURN_URL = "https://console.example/console/billing"  # the console's public URL + /billing
 UUID = "00000000-0000-4000-8000-000000000007"
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
-
-
-@pytest.fixture
-def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def billing(url: str) -> Backend:

@@ -15,8 +15,6 @@ read is in the responses. What is recorded is compared with the committed file:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +26,7 @@ from dps_console.services.backends import Backend, Backends, ServiceRefused
 from dps_console.services.catalogue import EventCatalogue
 
 CONTRACT = ConsumerContract("console", "webhook-dispatcher")
+pact_recorded, pact = CONTRACT.fixtures()
 BASE = "/external/v1"
 CREDENTIAL = "dps_k3y1d_s3cr3t"
 API_KEY = match.regex(CREDENTIAL, regex=r"^dps_[A-Za-z0-9-]+_\S+$")
@@ -39,16 +38,6 @@ FORM = {"url": URL, "description": "Deal desk", "eventTypes": ["quote.approved"]
 STATUS = match.regex("ACTIVE", regex=r"^(ACTIVE|PAUSED|DISABLED)$")
 DELIVERY_STATUS = match.regex("PENDING", regex=r"^(PENDING|SUCCESS|FAILED|EXHAUSTED)$")
 AT = match.regex("2027-01-01T10:00:00Z", regex=OCCURRED_AT)
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from CONTRACT.recorded(tmp_path_factory.mktemp("pacts"))
-
-
-@pytest.fixture
-def pact(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pact]:
-    yield from CONTRACT.pact(recorded, monkeypatch)
 
 
 def webhooks(url: str) -> Backend:

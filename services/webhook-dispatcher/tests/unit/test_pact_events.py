@@ -16,8 +16,6 @@ What is recorded is compared with the committed files: ``PACT_WRITE=1 pytest <th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -31,20 +29,12 @@ from dps_webhooks.services.intake import IncomingEvent
 
 API = ConsumerContract("webhook-dispatcher", "api")
 BILLING = ConsumerContract("webhook-dispatcher", "billing-connector")
+api_recorded, api_pact = API.fixtures("api_pact")
+billing_recorded, billing_pact = BILLING.fixtures("billing_pact")
 API_TYPES = ("opportunity.created", "product.created", "pricebook.created", "quote.created",
              "approval.requested", "approval.approved", "quote.approved")
 BILLING_TYPES = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def api_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from API.recorded(tmp_path_factory.mktemp("pacts"))
-
-
-@pytest.fixture(scope="module")
-def billing_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from BILLING.recorded(tmp_path_factory.mktemp("pacts"))
 
 
 def consumed(pact: Pact, event_type: str) -> None:
@@ -70,13 +60,10 @@ def consumed(pact: Pact, event_type: str) -> None:
 
 
 @pytest.mark.parametrize("event_type", API_TYPES)
-def test_an_api_event_becomes_an_incoming_event(api_recorded: Path, monkeypatch: pytest.MonkeyPatch, event_type: str):
-    for pact in API.pact(api_recorded, monkeypatch):
-        consumed(pact, event_type)
+def test_an_api_event_becomes_an_incoming_event(api_pact: Pact, event_type: str):
+    consumed(api_pact, event_type)
 
 
 @pytest.mark.parametrize("event_type", BILLING_TYPES)
-def test_a_billing_event_becomes_an_incoming_event(billing_recorded: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   event_type: str):
-    for pact in BILLING.pact(billing_recorded, monkeypatch):
-        consumed(pact, event_type)
+def test_a_billing_event_becomes_an_incoming_event(billing_pact: Pact, event_type: str):
+    consumed(billing_pact, event_type)

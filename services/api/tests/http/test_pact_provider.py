@@ -37,9 +37,12 @@ class Seeds:
     def __init__(self, client: falcon.testing.TestClient, identity: IdentityService):
         self._client = client
         self.identity = identity
+        self.orgs: dict[str, Org] = {}
 
     def org(self) -> Org:
-        return make_org(self.identity, f"Initech {uuid.uuid4().hex[:8]}")
+        org = make_org(self.identity, f"Initech {uuid.uuid4().hex[:8]}")
+        self.orgs[str(org.id)] = org
+        return org
 
     def approved_quote(self, params: dict[str, Any]) -> dict[str, str]:
         client, org = self._client, self.org()
@@ -64,7 +67,23 @@ class Seeds:
         quote = create_quote(client, org.user, body)
         approval = client.simulate_post(f"{QUOTES}/{quote['id']}/approval", headers=org.admin.headers)
         assert approval.status_code == 201, approval.json
-        return {"organizationId": str(org.id), "quoteId": quote["id"]}
+        return {"organizationId": str(org.id), "quoteId": quote["id"], "opportunityId": resp.json["id"]}
+
+    def configured(self, org_id: str, opportunity_id: str) -> None:
+        """The organization's approval configuration (a group, a rule group, a rule) and a deal group."""
+        org = self.orgs[org_id]
+        group = self._created("/approval-groups", org, name="Deal desk", memberUserIds=[str(org.admin.user_id)],
+                              requiredApprovals=1)
+        step = self._created("/approval-rule-groups", org, name="Managers", position=10)
+        condition = {"type": "MAX_DISCOUNT_PERCENT_ABOVE", "threshold": "20"}
+        self._created("/approval-rules", org, name="Deep discount", condition=condition, approvalGroupId=group["id"],
+                      ruleGroupId=step["id"])
+        self._created("/deal-groups", org, name="Enterprise bundle", opportunityIds=[opportunity_id])
+
+    def _created(self, path: str, org: Org, **body: Any) -> dict[str, Any]:
+        resp = self._client.simulate_post(API + path, json=body, headers=org.admin.headers)
+        assert resp.status_code == 201, resp.json
+        return dict(resp.json)
 
     def active_key(self, params: dict[str, Any]) -> dict[str, str]:
         return {"key": self.org().user.key}
@@ -142,10 +161,12 @@ def test_the_consoles_calls(provider):
     verify("console", provider)
 
 
-# What one approved quote records, from the opportunity to the approval: an event of each family.
-APPROVED_QUOTE_EVENTS = (
+# What one approved quote records, from the opportunity to the approval, then an approval
+# configuration and a deal group: an event of each family.
+EVENT_TYPES = (
     "opportunity.created", "product.created", "pricebook.created", "quote.created",
     "approval.requested", "approval.approved", "quote.approved",
+    "approval_group.created", "approval_rule_group.created", "approval_rule.created", "deal_group.created",
 )
 
 
@@ -154,14 +175,16 @@ def test_the_webhook_dispatchers_events(seeds, tx):
 
     def message(event_type: str) -> Callable[[], Message]:
         def make() -> Message:
-            if not organization:  # one approved quote (and its outbox) for every message
-                organization.append(seeds.approved_quote({})["organizationId"])
+            if not organization:  # one organization's outbox for every message
+                made = seeds.approved_quote({})
+                seeds.configured(made["organizationId"], made["opportunityId"])
+                organization.append(made["organizationId"])
             with tx() as session:
                 return outbox_message(session, organization[0], event_type)
 
         return make
 
-    verify_messages("api", "webhook-dispatcher", {f"a {t} event": message(t) for t in APPROVED_QUOTE_EVENTS})
+    verify_messages("api", "webhook-dispatcher", {f"a {t} event": message(t) for t in EVENT_TYPES})
 
 
 def test_the_key_event_subscribers_events(seeds, tx):

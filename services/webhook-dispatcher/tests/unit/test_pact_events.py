@@ -1,8 +1,8 @@
 """The events the dispatcher consumes, as its consumer reads a message off its queue
 (``consumer._parse``: the envelope and the ``X-Request-Id`` header), written as consumer-driven message
 contracts (Pact V4, asynchronous messages), one per producer: ``pacts/webhook-dispatcher-api.json``
-(an event of each family the api publishes in the approval of a quote: product, pricebook,
-opportunity, quote, approval) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
+(an event of each family the api publishes: product, pricebook, opportunity, quote, approval,
+approval_group, approval_rule_group, approval_rule, deal_group) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
 connector's ``billing.*`` events: a connection made and removed, a quote pushed). Committed; each
 producer's suite makes every message from its real outbox, as its relay publishes it
 (services/api/tests/http/test_pact_provider.py, services/billing-connector/tests/http/test_pact_provider.py).
@@ -32,7 +32,8 @@ BILLING = ConsumerContract("webhook-dispatcher", "billing-connector")
 api_recorded, api_pact = API.fixtures("api_pact")
 billing_recorded, billing_pact = BILLING.fixtures("billing_pact")
 API_TYPES = ("opportunity.created", "product.created", "pricebook.created", "quote.created",
-             "approval.requested", "approval.approved", "quote.approved")
+             "approval.requested", "approval.approved", "quote.approved",
+             "approval_group.created", "approval_rule_group.created", "approval_rule.created", "deal_group.created")
 BILLING_TYPES = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -187,3 +187,19 @@ def outbox_message(session: Session, organization_id: object, event_type: str) -
         if event.type == event_type and json.loads(body)["organizationId"] == str(organization_id):
             return {"contents": body, "metadata": dict(event.headers or {}), "content_type": "application/json"}
     raise LookupError(f"no {event_type} event in the outbox of {organization_id}")
+
+
+def outbox_messages(
+    transaction: Callable[[], AbstractContextManager[Session]], organization_id: object, event_types: Iterable[str]
+) -> dict[str, Callable[[], Message]]:
+    """``verify_messages``' handlers for the interactions ``a <type> event`` of a message pact: each
+    makes its event from the organization's outbox, in a ``transaction()`` of its own."""
+
+    def message(event_type: str) -> Callable[[], Message]:
+        def make() -> Message:
+            with transaction() as session:  # the claim's locks end with it: nothing changes
+                return outbox_message(session, organization_id, event_type)
+
+        return make
+
+    return {f"a {event_type} event": message(event_type) for event_type in event_types}

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import falcon.testing
 import pytest
-from pact.types import Message
 
-from dps_testing.pacts import State, outbox_message, served, state_changes, verify_http, verify_messages
+from dps_testing.pacts import State, outbox_messages, served, state_changes, verify_http, verify_messages
 
 from dps_api.app import create_app
 from dps_api.services.identity import IdentityService
@@ -171,20 +170,10 @@ EVENT_TYPES = (
 
 
 def test_the_webhook_dispatchers_events(seeds, tx):
-    organization: list[str] = []
-
-    def message(event_type: str) -> Callable[[], Message]:
-        def make() -> Message:
-            if not organization:  # one organization's outbox for every message
-                made = seeds.approved_quote({})
-                seeds.configured(made["organizationId"], made["opportunityId"])
-                organization.append(made["organizationId"])
-            with tx() as session:
-                return outbox_message(session, organization[0], event_type)
-
-        return make
-
-    verify_messages("api", "webhook-dispatcher", {f"a {t} event": message(t) for t in EVENT_TYPES})
+    """One organization's quote approved, its approval configuration and a deal group: their events."""
+    made = seeds.approved_quote({})
+    seeds.configured(made["organizationId"], made["opportunityId"])
+    verify_messages("api", "webhook-dispatcher", outbox_messages(tx, made["organizationId"], EVENT_TYPES))
 
 
 def test_the_key_event_subscribers_events(seeds, tx):
@@ -192,13 +181,5 @@ def test_the_key_event_subscribers_events(seeds, tx):
     org = seeds.org()
     seeds.identity.rotate_key(org.user.key_row_id)
     seeds.identity.revoke_key(org.viewer.key_row_id)
-
-    def message(event_type: str) -> Callable[[], Message]:
-        def make() -> Message:
-            with tx() as session:
-                return outbox_message(session, org.id, event_type)
-
-        return make
-
     types = ("internal.api_key.revoked", "internal.api_key.rotated")
-    verify_messages("api", "key-event-subscriber", {f"a {t} event": message(t) for t in types})
+    verify_messages("api", "key-event-subscriber", outbox_messages(tx, org.id, types))

@@ -12,14 +12,13 @@ A change of what the connector serves or publishes that breaks what a consumer r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
-from pact.types import Message
 
-from dps_testing.pacts import State, outbox_message, state_changes, verify_http, verify_messages
+from dps_testing.pacts import State, outbox_messages, state_changes, verify_http, verify_messages
 from dps_testing.pacts import served as serving
 
 from billing_helpers import connect, line, quote
@@ -86,12 +85,5 @@ def disconnected(states, served, settings) -> Iterator[Any]:
 
 
 def test_the_webhook_dispatchers_events(disconnected, committed_tx):
-    def message(event_type: str) -> Callable[[], Message]:
-        def make() -> Message:
-            with committed_tx() as session:  # claims (locks) until the transaction ends: nothing changes
-                return outbox_message(session, disconnected.id, event_type)
-
-        return make
-
     types = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
-    verify_messages("billing-connector", "webhook-dispatcher", {f"a {t} event": message(t) for t in types})
+    verify_messages("billing-connector", "webhook-dispatcher", outbox_messages(committed_tx, disconnected.id, types))

@@ -1,6 +1,6 @@
 """The server edge's parts on their own: read deadlines on a real socket pair, the server's problem
 answers, the metrics directory, and what gunicorn's master may import (the app's suites run the
-whole edge under real gunicorn: ``test_server_edge.py`` and its siblings)."""
+whole edge under real gunicorn once, on a minimal app: ``test_edge_server.py``)."""
 
 import json
 import socket

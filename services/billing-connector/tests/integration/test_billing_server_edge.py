@@ -1,5 +1,8 @@
-"""The connector's HTTP side as deployed: gunicorn with the production settings (two workers, TLS),
-against real slow and malformed clients on real sockets (``dps_testing.edge_checks``)."""
+"""The connector's HTTP side as deployed: gunicorn with the production settings (two workers, TLS)
+puts it behind the server edge, whose whole suite runs once on a minimal app
+(libs/common/tests/integration/test_edge_server.py); here, one smoke test that the connector's
+server is that edge, on its public route (the platform's webhook, whose body is read to check its
+signature) and a keyed one that takes no body."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ import pytest
 from dps_testing import edge_checks as edge
 from dps_testing.processes import gunicorn, write_tls_files
 
-CONNECTION = "/external/v1/billing-connection"
 PLATFORM_WEBHOOKS = "/external/v1/billing-platform/webhooks"  # public: the body is read to check its signature
 
 
@@ -29,45 +31,11 @@ def origin(settings_env: dict[str, str], ca_and_tls: dict[str, str], tmp_path_fa
         yield url
 
 
-@pytest.fixture(scope="module")
-def admin_headers(fake_api) -> dict[str, str]:
-    return {"x-api-key": fake_api.organization().admin.key}
-
-
-def test_requests_are_answered_while_200_clients_send_their_headers_slowly(origin, ca_and_tls, admin_headers):
+def test_the_connector_is_served_behind_the_edge(origin, ca_and_tls, fake_api):
+    """A body that stops is the edge's 408; a chunked body over 10 MB is 413 and closed, on the public
+    webhook and on a push (which takes no body: refused before it looks the quote up)."""
     ca = ca_and_tls["ca"]
-    edge.answered_while_slow_headers(origin, ca, lambda: edge.get(origin, ca, CONNECTION, admin_headers))
-
-
-def test_requests_are_answered_while_200_bodies_stall(origin, ca_and_tls, admin_headers):
-    ca = ca_and_tls["ca"]
-    edge.answered_while_stalled_bodies(
-        origin, ca, PLATFORM_WEBHOOKS, {}, lambda: edge.get(origin, ca, CONNECTION, admin_headers)
-    )
-
-
-def test_a_body_that_stops_is_answered_408_and_closed(origin, ca_and_tls):
-    edge.stalled_body_cut_off(origin, ca_and_tls["ca"], PLATFORM_WEBHOOKS, {}, within=10)
-
-
-def test_the_servers_own_errors_are_problem_details(origin, ca_and_tls):
-    ca = ca_and_tls["ca"]
-    edge.assert_problem(edge.raw_get(origin, ca, CONNECTION, "X-Bad: a\x00b\r\n"), 400, "bad_request")
-    key = edge.raw_get(origin, ca, CONNECTION, "x-api-key: dps_" + "k" * 9_000 + "\r\n")
-    assert edge.assert_problem(key, 401, "invalid_api_key")["detail"] == "Invalid API key."
-
-
-def test_a_chunked_body_over_10_mb_is_413_and_closed_on_every_route(origin, ca_and_tls, admin_headers):
-    """The platform's public webhook reads its body; a push takes none (refused before it looks the quote up)."""
-    pushes = f"/external/v1/pricing-quotes/{uuid.uuid4()}/billing-pushes"
-    edge.chunked_body_over_limit_closes(origin, ca_and_tls["ca"], PLATFORM_WEBHOOKS, {})
-    edge.chunked_body_over_limit_closes(origin, ca_and_tls["ca"], pushes, admin_headers)
-
-
-@pytest.mark.parametrize("body", list(edge.MALFORMED_CHUNKED_BODIES.values()), ids=list(edge.MALFORMED_CHUNKED_BODIES))
-def test_a_malformed_chunked_body_is_400_and_closed(origin, ca_and_tls, body):
-    edge.malformed_chunked_body_is_400_and_closes(origin, ca_and_tls["ca"], PLATFORM_WEBHOOKS, {}, body)
-
-
-def test_metrics_add_up_every_worker(origin, ca_and_tls):
-    edge.metrics_add_up_every_worker(origin, ca_and_tls["ca"])
+    admin_headers = {"x-api-key": fake_api.organization().admin.key}
+    edge.stalled_body_cut_off(origin, ca, PLATFORM_WEBHOOKS, {}, within=10)
+    edge.chunked_body_over_limit_closes(origin, ca, PLATFORM_WEBHOOKS, {})
+    edge.chunked_body_over_limit_closes(origin, ca, f"/external/v1/pricing-quotes/{uuid.uuid4()}/billing-pushes", admin_headers)

@@ -1,5 +1,7 @@
-"""The dispatcher's HTTP side as deployed: gunicorn with the production settings (two workers, TLS),
-against real slow and malformed clients on real sockets (``dps_testing.edge_checks``)."""
+"""The dispatcher's HTTP side as deployed: gunicorn with the production settings (two workers, TLS)
+puts it behind the server edge, whose whole suite runs once on a minimal app
+(libs/common/tests/integration/test_edge_server.py); here, one smoke test that the dispatcher's
+server is that edge."""
 
 from __future__ import annotations
 
@@ -23,39 +25,9 @@ def origin(settings_env: dict[str, str], tls_files: dict[str, str], tmp_path_fac
         yield url
 
 
-def test_requests_are_answered_while_200_clients_send_their_headers_slowly(origin, tls_files, org):
+def test_the_dispatcher_is_served_behind_the_edge(origin, tls_files, org):
+    """A head that stops is the edge's 408; a chunked body over 10 MB is 413 and closed, on a route
+    that takes no body too (refused before it looks the id up)."""
     ca = tls_files["ca"]
-    edge.answered_while_slow_headers(origin, ca, lambda: edge.get(origin, ca, CONFIGS, org.admin.headers))
-
-
-def test_requests_are_answered_while_200_bodies_stall(origin, tls_files, org):
-    ca = tls_files["ca"]
-    edge.answered_while_stalled_bodies(
-        origin, ca, CONFIGS, org.admin.headers, lambda: edge.get(origin, ca, CONFIGS, org.admin.headers)
-    )
-
-
-def test_a_body_that_stops_is_answered_408_and_closed(origin, tls_files, org):
-    edge.stalled_body_cut_off(origin, tls_files["ca"], CONFIGS, org.admin.headers, within=10)
-
-
-def test_the_servers_own_errors_are_problem_details(origin, tls_files):
-    ca = tls_files["ca"]
-    edge.assert_problem(edge.raw_get(origin, ca, CONFIGS + "?cursor=" + "c" * 10_000), 414, "uri_too_long")
-    key = edge.raw_get(origin, ca, CONFIGS, "x-api-key: dps_" + "k" * 9_000 + "\r\n")
-    assert edge.assert_problem(key, 401, "invalid_api_key")["detail"] == "Invalid API key."
-
-
-def test_a_chunked_body_over_10_mb_is_413_and_closed_on_a_route_that_takes_no_body_too(origin, tls_files, org):
-    rotate_secret = f"{CONFIGS}/{uuid.uuid4()}/rotate-secret"  # takes no body: refused before it looks the id up
-    for path in (CONFIGS, rotate_secret):
-        edge.chunked_body_over_limit_closes(origin, tls_files["ca"], path, org.admin.headers)
-
-
-@pytest.mark.parametrize("body", list(edge.MALFORMED_CHUNKED_BODIES.values()), ids=list(edge.MALFORMED_CHUNKED_BODIES))
-def test_a_malformed_chunked_body_is_400_and_closed(origin, tls_files, org, body):
-    edge.malformed_chunked_body_is_400_and_closes(origin, tls_files["ca"], CONFIGS, org.admin.headers, body)
-
-
-def test_metrics_add_up_every_worker(origin, tls_files):
-    edge.metrics_add_up_every_worker(origin, tls_files["ca"])
+    edge.slow_head_cut_off(origin, ca, within=10)
+    edge.chunked_body_over_limit_closes(origin, ca, f"{CONFIGS}/{uuid.uuid4()}/rotate-secret", org.admin.headers)

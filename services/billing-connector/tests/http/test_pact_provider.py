@@ -4,7 +4,7 @@ by the pact core's verifier against the real connector server (``served``: commi
 billing platform stand-in, the test api for keys), each provider state made through the connector's
 own operations (the connect flow on the stand-in, Disconnect, a push request); and the dispatcher's
 message pact (``webhook-dispatcher-billing-connector.json``) with the ``billing.*`` events its outbox
-relay would publish after a real connect, push (the connector's worker) and disconnect (the body it
+relay would publish after a real connect, pushes (the connector's worker) and disconnect (the body it
 claims from the outbox and the ``X-Request-Id`` header it sends with it).
 
 A change of what the connector serves or publishes that breaks what a consumer reads fails here.
@@ -73,17 +73,24 @@ def test_the_consoles_calls(served, states):
 @pytest.fixture
 def disconnected(states, served, settings) -> Iterator[Any]:
     """An organization that connected, pushed a quote (the connector's worker in a thread, to the
-    stand-in) and disconnected: its outbox holds an event of each."""
-    snapshot = quote(states.org.id, states.org.user.user_id, [line()])
+    stand-in), asked for another push and disconnected before it ran (that push fails): its outbox
+    holds an event of each."""
+    pushed, stranded = (quote(states.org.id, states.org.user.user_id, [line()]) for _ in range(2))
     states.connected({})
-    states.fake_api.put_quote(snapshot)
-    push = request_push(served, states.org.admin.key, snapshot)
+    for snapshot in (pushed, stranded):
+        states.fake_api.put_quote(snapshot)
+    key = states.org.admin.key
+    first = request_push(served, key, pushed)
     with worker_thread(settings):
-        assert wait_for(served, states.org.admin.key, snapshot.id, push["id"])["status"] == "succeeded"
+        assert wait_for(served, key, pushed.id, first["id"])["status"] == "succeeded"
+    second = request_push(served, key, stranded)
     states.not_connected({})
+    with worker_thread(settings):
+        assert wait_for(served, key, stranded.id, second["id"])["status"] == "failed"
     yield states.org
 
 
 def test_the_webhook_dispatchers_events(disconnected, committed_tx):
-    types = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
+    types = ("billing.connection.connected", "billing.quote_pushed", "billing.push_failed",
+             "billing.connection.removed")
     verify_messages("billing-connector", "webhook-dispatcher", outbox_messages(committed_tx, disconnected.id, types))

@@ -3,8 +3,8 @@
 contracts (Pact V4, asynchronous messages), one per producer: ``pacts/webhook-dispatcher-api.json``
 (an event of each family the api publishes: product, pricebook, opportunity, quote, approval,
 approval_group, approval_rule_group, approval_rule, deal_group) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
-connector's ``billing.*`` events: a connection made and removed, a quote pushed). Committed; each
-producer's suite makes every message from its real outbox, as its relay publishes it
+connector's ``billing.*`` events: a connection made and removed, a push done and one failed).
+Committed; each producer's suite makes every message from its real outbox, as its relay publishes it
 (services/api/tests/http/test_pact_provider.py, services/billing-connector/tests/http/test_pact_provider.py).
 
 The dispatcher reads the envelope's ``id``, ``organizationId``, ``type`` and ``occurredAt`` and the
@@ -34,7 +34,8 @@ billing_recorded, billing_pact = BILLING.fixtures("billing_pact")
 API_TYPES = ("opportunity.created", "product.created", "pricebook.created", "quote.created",
              "approval.requested", "approval.approved", "quote.approved",
              "approval_group.created", "approval_rule_group.created", "approval_rule.created", "deal_group.created")
-BILLING_TYPES = ("billing.connection.connected", "billing.quote_pushed", "billing.connection.removed")
+BILLING_TYPES = ("billing.connection.connected", "billing.quote_pushed", "billing.push_failed",
+                 "billing.connection.removed")
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 

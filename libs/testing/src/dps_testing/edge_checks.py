@@ -1,5 +1,6 @@
-"""The server-edge checks every HTTP service's suite runs against its own gunicorn (``processes.gunicorn``,
-the production settings): slow clients do not starve it, the server's own errors are problem+json,
+"""The server-edge checks, run against gunicorn with the production settings (``processes.gunicorn``):
+in full once, on a minimal app (libs/common/tests/integration/test_edge_server.py), and as each
+service's smoke test on its own server. Slow clients do not starve it, the server's own errors are problem+json,
 ``Connection: close`` means it, and ``/metrics`` adds up every worker. Each check asserts what a
 client sees; none asserts a timing (latencies are measured in ``bench/slow_clients.py``)."""
 

@@ -1,22 +1,35 @@
-"""Which tests share a pytest-xdist worker (``--dist loadgroup``): the contract suite builds one stack
-(four services under gunicorn, RabbitMQ, relays, workers, an HTTPS receiver) per session, so all its
-modules are one group and the stack is built once per run, not once per worker; every other test is
-grouped by its module, so module-scoped fixtures (databases, servers) are still made once, as with
-``--dist loadscope``."""
+"""Which tests share a pytest-xdist worker (``--dist loadgroup``). A session-scoped stack is built
+once per worker that needs it, so the folders whose modules share one are a group each, run on one
+worker and built once per run: the contract suite's (four services under gunicorn, RabbitMQ, relays,
+workers, an HTTPS receiver), and the console's HTTP and browser suites' (a real api under gunicorn on
+a migrated database, organizations made by its admin command line, an SMTP server). Every other
+test is grouped by its module, so module-scoped fixtures (databases, servers) are still made once,
+as with ``--dist loadscope``."""
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 import pytest
 
-# The levels whose tests all share one session-wide stack: one group each.
-ONE_GROUP = frozenset({"contract"})
+# Folders (relative to the rootdir) whose modules share a session-scoped stack, with their group.
+SHARED_STACKS = {
+    PurePosixPath("tests/contract"): "contract",
+    PurePosixPath("services/console/tests/http"): "console-api",
+    PurePosixPath("services/console/tests/browser"): "console-api",
+}
 
 
-def group_of(item: pytest.Item, level: str) -> str:
-    return level if level in ONE_GROUP else item.nodeid.split("::", 1)[0]
+def group_of(item: pytest.Item) -> str:
+    module = item.nodeid.split("::", 1)[0]
+    folder = PurePosixPath(module).parent
+    for shared, group in SHARED_STACKS.items():
+        if folder == shared or shared in folder.parents:
+            return group
+    return module
 
 
-def mark_group(item: pytest.Item, level: str) -> None:
+def mark_group(item: pytest.Item) -> None:
     """Gives ``item`` its ``xdist_group`` unless it names one itself."""
     if item.get_closest_marker("xdist_group") is None:
-        item.add_marker(pytest.mark.xdist_group(group_of(item, level)))
+        item.add_marker(pytest.mark.xdist_group(group_of(item)))

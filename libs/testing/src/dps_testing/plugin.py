@@ -100,7 +100,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         assert level in LEVELS
         item.add_marker(level)
-        mark_group(item, level)
+        mark_group(item)
     if unknown:
         raise pytest.UsageError("\n".join(sorted(set(unknown))))
 

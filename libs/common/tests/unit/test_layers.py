@@ -49,7 +49,7 @@ NO_HTTP_MODULES = [
     "dps_common.paging",
     "dps_common.process_server",
     "dps_common.settings",
-    "dps_common.wakeup",
+    "dps_common.work_queue",
 ]
 
 RELAY = Process(

@@ -27,7 +27,7 @@ from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.ids import new_id
 from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
-from dps_common.wakeup import notify
+from dps_common.work_queue import notify
 
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL

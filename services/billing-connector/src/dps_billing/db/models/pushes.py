@@ -21,7 +21,7 @@ from dps_billing.db.base import Base, defaults_to_now, timestamp, uuid_pk
 
 ACTIVE = "status IN ('queued', 'running')"
 # A push queued (requested, or given back by a stopping worker) notifies this channel at commit; the
-# workers LISTEN on it (``dps_common.wakeup``) and claim at once instead of at their next poll.
+# workers LISTEN on it (``dps_common.work_queue``) and claim at once instead of at their next poll.
 PUSHES_CHANNEL = "billing_pushes"
 
 

@@ -180,12 +180,14 @@ def _verified(verifier: Verifier, provider: str, consumer: str) -> None:
 
 
 def outbox_message(session: Session, organization_id: object, event_type: str) -> Message:
-    """An event as the outbox relay publishes it: the body it claims (the envelope as stored) and the
-    headers it sends with it; the oldest of its type for the organization."""
+    """An event as the outbox relay publishes it: the body it claims (the envelope as stored), the
+    headers it sends with it and the routing key (``routingKey``); the oldest of its type for the
+    organization."""
     for event in claim_unpublished(session, 10_000).events:
         body = event.body.encode() if isinstance(event.body, str) else event.body
         if event.type == event_type and json.loads(body)["organizationId"] == str(organization_id):
-            return {"contents": body, "metadata": dict(event.headers or {}), "content_type": "application/json"}
+            metadata = {**(event.headers or {}), "routingKey": event.routing_key or event.type}
+            return {"contents": body, "metadata": metadata, "content_type": "application/json"}
     raise LookupError(f"no {event_type} event in the outbox of {organization_id}")
 
 

@@ -13,6 +13,7 @@ import pytest
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, key_event_data, start_key_events
 from dps_common.auth.scopes import Role
+from dps_common.bootstrap import key_authenticator
 from dps_common.errors import Unauthorized
 from dps_common.events.envelope import envelope
 from dps_common.messaging import EventPublisher
@@ -20,7 +21,6 @@ from dps_testing.broker import publish_one
 from dps_testing.fake_api import FakeApi
 from dps_testing.services import fresh_vhost
 
-from dps_billing.app import key_authenticator
 from dps_billing.settings import Settings
 
 EXCHANGE = "test.billing.key.events"

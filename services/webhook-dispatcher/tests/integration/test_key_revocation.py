@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.auth.revocations import KEY_REVOKED, KEY_ROTATED, start_key_events
+from dps_common.bootstrap import key_authenticator
 from dps_common.db import Transactions
 from dps_common.errors import Unauthorized
 from dps_common.messaging import EventPublisher
@@ -27,7 +28,6 @@ from dps_testing.provisioning import Admin, Member, Org
 from dps_testing.services import fresh_vhost
 from dps_testing.transactions import committed
 
-from dps_webhooks.app import key_authenticator
 from dps_webhooks.settings import Settings
 
 EXCHANGE = "test.wh.key.events"

@@ -18,6 +18,7 @@ from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.api_key_commands import NewApiKey
 from dps_api.schemas.api_keys import (
     ApiKey,
     ApiKeyCreate,
@@ -26,7 +27,7 @@ from dps_api.schemas.api_keys import (
     render_api_key,
     render_issued_key,
 )
-from dps_api.services.api_keys import ApiKeyService, NewApiKey
+from dps_api.services.api_keys import ApiKeyService
 
 TAG = "API keys"
 PAGING = Paging(default=100, maximum=500, items_property="apiKeys")

@@ -9,6 +9,7 @@ from dps_common.http.operations import Operation, QueryParam
 from dps_common.http.params import invalid_param, path_id, query_uuid
 
 from dps_api.context import AppContext
+from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.schemas.common import patch
 from dps_api.schemas.deal_groups import (
     MAX_GROUPS_PER_OPPORTUNITY,
@@ -18,7 +19,7 @@ from dps_api.schemas.deal_groups import (
     DealGroupUpdate,
     render_deal_group,
 )
-from dps_api.services.deal_groups import DealGroupChanges, DealGroupService, NewDealGroup
+from dps_api.services.deal_groups import DealGroupService
 
 TAG = "Deal groups"
 LIMITS = (

@@ -16,6 +16,7 @@ from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.context import AppContext
+from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges
 from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.common import patch
 from dps_api.schemas.opportunities import (
@@ -25,12 +26,7 @@ from dps_api.schemas.opportunities import (
     OpportunityUpdate,
     render_opportunity,
 )
-from dps_api.services.opportunities import (
-    NewOpportunity,
-    OpportunityChanges,
-    OpportunityFilters,
-    OpportunityService,
-)
+from dps_api.services.opportunities import OpportunityFilters, OpportunityService
 
 TAG = "Opportunities"
 PAGING = Paging(default=100, maximum=500, items_property="opportunities")

@@ -8,7 +8,6 @@ key stops working everywhere at once. Console credentials are never listed nor t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
@@ -24,28 +23,13 @@ from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import ApiKey, KeyKind, KeyStatus, User
+from dps_api.domain.api_key_commands import NewApiKey, role_too_high
 from dps_api.domain.key_access import ApiKeyView, IssuedApiKey, role_within
 from dps_api.services.identity import add_key, revoke_locked_key, rotate_locked_key
 
 
-@dataclass(frozen=True)
-class NewApiKey:
-    name: str
-    role: Role
-    user_id: UUID | None = None  # None: the caller
-
-
 def is_admin(principal: Principal) -> bool:
     return principal.role is Role.ADMIN
-
-
-def role_too_high(role: Role, own: Role, action: str) -> Forbidden:
-    message = f"must be no higher than your own role ({own.value})"
-    return Forbidden(
-        f"You may not {action} a key of role '{role.value}': a key's role is at most your own ({own.value}).",
-        code="role_too_high",
-        extra={"errors": [{"field": "role", "message": message}]},
-    )
 
 
 def _view(key: ApiKey, user_name: str) -> ApiKeyView:

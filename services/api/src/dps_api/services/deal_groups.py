@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -16,28 +15,13 @@ from dps_common.db import Transactions
 from dps_common.errors import Conflict, invalid_field, not_found
 
 from dps_api.db.models.opportunities import DealGroup, DealGroupMember, Opportunity
-from dps_api.domain.commands import NOT_SENT, Patch, sent
+from dps_api.domain.commands import NOT_SENT, sent
+from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY
 from dps_api.domain.opportunity_views import DealGroupView
 from dps_api.schemas.deal_groups import render_deal_group
 from dps_api.services.opportunities import find_opportunity
 from dps_api.services.outbox import record_event
-
-
-@dataclass(frozen=True)
-class NewDealGroup:
-    name: str
-    description: str | None = None
-    opportunity_ids: Sequence[UUID] = ()
-
-
-@dataclass(frozen=True)
-class DealGroupChanges:
-    """A partial update; ``opportunity_ids`` replaces the whole membership."""
-
-    name: Patch[str] = NOT_SENT
-    description: Patch[str | None] = NOT_SENT
-    opportunity_ids: Patch[Sequence[UUID]] = NOT_SENT
 
 
 def _view(group: DealGroup, opportunity_ids: Collection[UUID]) -> DealGroupView:

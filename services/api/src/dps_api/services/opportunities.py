@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -26,12 +25,8 @@ from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
-from dps_api.domain.commands import NOT_SENT, Patch, sent
-from dps_api.domain.money import (
-    currency_exponent,
-    is_supported_currency,
-    round_money,
-)
+from dps_api.domain.commands import sent
+from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges, check_amount, unsigned_zero
 from dps_api.domain.opportunity_views import OpportunityView
 from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.opportunities import render_opportunity
@@ -39,55 +34,10 @@ from dps_api.services.outbox import record_event
 
 
 @dataclass(frozen=True)
-class NewOpportunity:
-    name: str
-    account_name: str
-    crm_id: str | None = None
-    owner_user_id: UUID | None = None  # None: the key's user
-    stage: OpportunityStage = OpportunityStage.PROSPECTING
-    amount: Decimal | None = None
-    currency: str | None = None
-    close_date: date | None = None
-
-
-@dataclass(frozen=True)
-class OpportunityChanges:
-    """A partial update; ``None`` clears the nullable fields."""
-
-    crm_id: Patch[str | None] = NOT_SENT
-    name: Patch[str] = NOT_SENT
-    account_name: Patch[str] = NOT_SENT
-    owner_user_id: Patch[UUID] = NOT_SENT
-    stage: Patch[OpportunityStage] = NOT_SENT
-    amount: Patch[Decimal | None] = NOT_SENT
-    currency: Patch[str | None] = NOT_SENT
-    close_date: Patch[date | None] = NOT_SENT
-
-
-@dataclass(frozen=True)
 class OpportunityFilters:
     stage: OpportunityStage | None = None
     owner_user_id: UUID | None = None
     crm_id: str | None = None
-
-
-def check_amount(amount: Decimal | None, currency: str | None) -> None:
-    """A currency must be ISO 4217 with minor units; an amount needs one and must fit its minor units."""
-    if currency is not None and not is_supported_currency(currency):
-        raise invalid_field("currency", "must be an ISO 4217 currency code with minor units")
-    if amount is None:
-        return
-    if currency is None:
-        raise invalid_field("currency", "is required when amount is set")
-    if amount < 0:
-        raise invalid_field("amount", "must not be negative")
-    if round_money(amount, currency) != amount:
-        raise invalid_field("amount", f"has more decimals than {currency} allows ({currency_exponent(currency)})")
-
-
-def _unsigned_zero(amount: Decimal | None) -> Decimal | None:
-    """"-0" becomes 0, so the response matches what is stored."""
-    return abs(amount) if amount is not None and amount.is_zero() else amount
 
 
 def _view(opp: Opportunity) -> OpportunityView:
@@ -161,7 +111,7 @@ class OpportunityService:
     def create(self, principal: Principal, command: NewOpportunity) -> OpportunityView:
         if command.stage == OpportunityStage.CLOSED_WON:
             raise _use_closed_won_action()
-        amount = _unsigned_zero(command.amount)
+        amount = unsigned_zero(command.amount)
         check_amount(amount, command.currency)
         org_id = principal.organization_id
         owner = command.owner_user_id or principal.user_id
@@ -193,7 +143,7 @@ class OpportunityService:
         org_id = principal.organization_id
         fields = sent(command)
         if "amount" in fields:
-            fields["amount"] = _unsigned_zero(fields["amount"])
+            fields["amount"] = unsigned_zero(fields["amount"])
         if isinstance(fields.get("stage"), OpportunityStage):
             fields["stage"] = fields["stage"].value
         with self._tx() as session:

@@ -9,32 +9,21 @@ these routes are not served (404): the console is off."""
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
-from uuid import UUID
 
 import falcon
-from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from dps_common.errors import Unauthorized
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 
 from dps_api.context import AppContext
-from dps_api.domain.key_access import ConsoleCredential
+from dps_api.schemas.console_credentials import (
+    CredentialRequest,
+    SignInCandidateRequest,
+    render_credential,
+    render_sign_in_candidate,
+)
 from dps_api.services.console_credentials import ConsoleCredentialService
-
-Email = Annotated[str, StringConstraints(min_length=1, max_length=320, pattern=r"^[^\x00]*$")]
-
-
-class SignInCandidateRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-    email: Email
-
-
-class CredentialRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-    email: Email
-    sessionId: UUID
 
 
 class ServiceToken:
@@ -49,24 +38,6 @@ class ServiceToken:
             raise Unauthorized("A service token is required.", code="invalid_service_token")
 
 
-def render_credential(issued: ConsoleCredential) -> dict[str, object]:
-    person, signed_in = issued.signed_in.person, issued.signed_in
-    return {
-        "credential": issued.credential,
-        "keyId": issued.key_id,
-        "expiresAt": issued.expires_at,
-        "person": {
-            "userId": str(person.id),
-            "email": person.email,
-            "name": person.name,
-            "role": person.role.value,
-            "apiKeyAccess": person.api_key_access,
-            "organizationId": str(signed_in.organization_id),
-            "organizationName": signed_in.organization_name,
-        },
-    }
-
-
 class SignInCandidatesResource:
     public = True  # not an x-api-key route: the bearer token authenticates the console
 
@@ -77,7 +48,7 @@ class SignInCandidatesResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._token.check(req)
         email = parse_body(req, SignInCandidateRequest).email
-        resp.media = {"known": self._service.is_known(email)}
+        resp.media = render_sign_in_candidate(self._service.is_known(email))
 
 
 class CredentialsResource:

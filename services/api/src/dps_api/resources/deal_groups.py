@@ -18,6 +18,7 @@ from dps_api.schemas.deal_groups import (
     DealGroupList,
     DealGroupUpdate,
     render_deal_group,
+    render_deal_group_list,
 )
 from dps_api.services.deal_groups import DealGroupService
 
@@ -80,7 +81,7 @@ class DealGroupsResource:
         if opportunity_id is None:
             raise invalid_param("opportunityId", "query parameter is required")
         groups = self._service.groups_of(req.context.principal, opportunity_id)
-        resp.media = {"dealGroups": [render_deal_group(g) for g in groups]}
+        resp.media = render_deal_group_list(groups)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         command = new_deal_group(parse_body(req, DealGroupCreate))

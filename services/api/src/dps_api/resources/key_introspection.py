@@ -12,20 +12,13 @@ whether the key is a console credential (``console``), whether its person has AP
 import hmac
 
 import falcon
-from pydantic import BaseModel
 
-from dps_common.auth.introspection import principal_to_json
 from dps_common.errors import Unauthorized
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 
 from dps_api.context import AppContext
-
-INACTIVE = {"active": False}
-
-
-class IntrospectionRequest(BaseModel):
-    key: str
+from dps_api.schemas.key_introspection import IntrospectionRequest, render_active_key, render_inactive_key
 
 
 class KeyIntrospectionResource:
@@ -43,9 +36,9 @@ class KeyIntrospectionResource:
         try:
             record = self._authenticator.record_fresh(key)
             # a console credential's end goes with it: the caller's cache must not outlive it
-            resp.media = principal_to_json(record.principal, record.expires_at)
+            resp.media = render_active_key(record.principal, record.expires_at)
         except Unauthorized:
-            resp.media = INACTIVE
+            resp.media = render_inactive_key()
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -67,3 +68,8 @@ def render_deal_group(group: DealGroupView) -> dict[str, Any]:
         "createdAt": group.created_at.astimezone(UTC),
         "updatedAt": group.updated_at.astimezone(UTC),
     }
+
+
+def render_deal_group_list(groups: Iterable[DealGroupView]) -> dict[str, Any]:
+    """An opportunity's deal groups (``DealGroupList``)."""
+    return {"dealGroups": [render_deal_group(group) for group in groups]}

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_records import find_quote, full_view
+from dps_api.services.quote_lookup import find_quote
+from dps_api.services.quote_reads import full_view
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from dps_api.services.catalog_lookup import (
     PricedProduct,
     pinned_pricebook,
 )
-from dps_api.services.quote_records import (
+from dps_api.services.quote_edits import (
     LineRow,
     apply_pricing,
     begin_edit,

@@ -4,7 +4,8 @@ processing (a 500-line quote's read is most of its cost in building and processi
 bench/quotes.py).
 
 ``read_quote`` serves GET /pricing-quotes/{id} on a read cursor; ``stored_line_views`` reads the lines
-inside a use case's transaction (approval, snapshots, header edits that change nothing).
+inside a use case's transaction, and ``full_view`` the quote with them (approval, snapshots, header edits
+that change nothing).
 """
 
 from __future__ import annotations
@@ -97,3 +98,11 @@ def read_quote(cursor: psycopg.Cursor[Any], organization_id: UUID, quote_id: UUI
         values[index] = kind(values[index])
     cursor.execute(_LINES_SQL, params)
     return quote_view(values, _line_views(cursor.fetchall()))
+
+
+def full_view(session: Session, quote: Quote) -> QuoteView:
+    """The quote with its lines as stored, after pending changes are flushed. The lines are read
+    straight into views (no ORM objects): the caller must not hold line objects with changes it has
+    not flushed, and gets what the table holds."""
+    session.flush()
+    return row_view(quote, stored_line_views(session, quote))

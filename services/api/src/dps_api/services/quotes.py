@@ -33,20 +33,19 @@ from dps_api.services.catalog_lookup import (
     pin_pricebook,
 )
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
-from dps_api.services.quote_reads import read_quote
-from dps_api.services.quote_records import (
+from dps_api.services.quote_edits import (
     LineRow,
     begin_edit,
     check_owner,
     finish_edit,
-    full_view,
     line_terms,
     naming_field,
     quote_lines,
     quote_view,
     store_totals,
 )
+from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
+from dps_api.services.quote_reads import full_view, read_quote
 
 
 @dataclass(frozen=True)

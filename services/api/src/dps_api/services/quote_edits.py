@@ -1,7 +1,8 @@
-"""Quote rows inside a caller's transaction: find and lock, the editing rules, totals, and the rows
-turned into the domain's ``QuoteView``.
+"""A quote's edit inside a caller's transaction: the editing rules (who, in which status), its lines
+read as plain rows and written back, re-priced totals, the ``quote.updated``/``quote.reopened``
+events, and the edited rows turned into the domain's ``QuoteView``.
 
-Shared by the quote, quote-line and quote-approval use cases. Nothing here commits.
+Shared by the quote and quote-line use cases. Nothing here commits.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from dps_common.errors import (
     NotFound,
     ValidationFailed,
     invalid_field,
-    not_found,
 )
 from dps_common.json import dumps, loads
 
@@ -37,7 +37,8 @@ from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import PriceBasis, PriceFrequency, PriceModel, QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
-from dps_api.services.quote_reads import BY_ID, driver_sql, row_view, stored_line_views
+from dps_api.services.quote_lookup import find_quote
+from dps_api.services.quote_reads import BY_ID, driver_sql, row_view
 
 REOPENED_BY_EDIT = frozenset({QuoteStatus.APPROVED, QuoteStatus.REJECTED})
 
@@ -135,15 +136,6 @@ def finish_edit(session: Session, quote: Quote, lines: Sequence[LineRow], now: d
     if reopened:
         record_event(session, "quote.reopened", quote.organization_id, data, now)
     return view
-
-
-def find_quote(session: Session, organization_id: UUID, quote_id: UUID, *, lock: bool = False) -> Quote:
-    """The organization's quote; another organization's is as unknown as a missing one."""
-    stmt = select(Quote).where(Quote.id == quote_id, Quote.organization_id == organization_id)
-    quote = session.scalar(stmt.with_for_update() if lock else stmt)
-    if quote is None:
-        raise not_found("Pricing quote")
-    return quote
 
 
 # the tiers as text, parsed with orjson (psycopg's JSON loader is the standard library's)
@@ -285,11 +277,3 @@ def line_view(line: LineRow) -> QuoteLineView:
 def quote_view(quote: Quote, lines: Sequence[LineRow] | None) -> QuoteView:
     """The quote as the use cases return it; ``lines=None`` for list items (read without lines)."""
     return row_view(quote, None if lines is None else tuple(line_view(line) for line in lines))
-
-
-def full_view(session: Session, quote: Quote) -> QuoteView:
-    """The quote with its lines as stored, after pending changes are flushed. The lines are read
-    straight into views (no ORM objects): the caller must not hold line objects with changes it has
-    not flushed, and gets what the table holds."""
-    session.flush()
-    return row_view(quote, stored_line_views(session, quote))

@@ -3,9 +3,12 @@
 command line, the seed) use the use cases (``services/``), which render through ``schemas/`` and store
 through ``db/``, both standing on the domain, which stands on nothing of the package and on no
 framework. The operator's command line (``dealpricing-admin``) loads no falcon; the api's outbox relay
-(``dealpricing-outbox-relay``) is the shared one, checked in libs/common."""
+(``dealpricing-outbox-relay``) is the shared one, checked in libs/common. The answers and event data
+are rendered in ``schemas/`` alone."""
 
 from __future__ import annotations
+
+import ast
 
 from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
@@ -20,3 +23,12 @@ class TestLayers(LayersSuite):
             Process("admin command line", "dps_api.cli", "from dps_api.cli.parser import build_parser\nbuild_parser()"),
         ),
     )
+
+
+def test_the_answers_are_rendered_in_the_schemas_alone():
+    """The use cases return views and the resources render them through ``schemas/`` (the use cases
+    too, for their events' data): no module outside ``schemas/`` defines a ``render_`` function."""
+    layers = TestLayers.layers
+    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
+    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("render_")]

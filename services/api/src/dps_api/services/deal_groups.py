@@ -20,7 +20,7 @@ from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY
 from dps_api.domain.opportunity_views import DealGroupView
 from dps_api.schemas.deal_groups import render_deal_group
-from dps_api.services.opportunities import find_opportunity
+from dps_api.services.opportunity_lookup import find_opportunity
 from dps_api.services.outbox import record_event
 
 

@@ -18,7 +18,6 @@ from dps_common.errors import (
     Conflict,
     Forbidden,
     invalid_field,
-    not_found,
 )
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
@@ -30,6 +29,7 @@ from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChang
 from dps_api.domain.opportunity_views import OpportunityView
 from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.schemas.opportunities import render_opportunity
+from dps_api.services.opportunity_lookup import find_opportunity
 from dps_api.services.outbox import record_event
 
 
@@ -55,16 +55,6 @@ def _view(opp: Opportunity) -> OpportunityView:
         created_at=opp.created_at,
         updated_at=opp.updated_at,
     )
-
-
-def find_opportunity(
-    session: Session, organization_id: UUID, opportunity_id: UUID, *, lock: bool = False
-) -> Opportunity:
-    stmt = select(Opportunity).where(Opportunity.id == opportunity_id, Opportunity.organization_id == organization_id)
-    opp = session.scalar(stmt.with_for_update() if lock else stmt)
-    if opp is None:
-        raise not_found("Opportunity")
-    return opp
 
 
 def _check_owner(session: Session, organization_id: UUID, user_id: UUID) -> None:

@@ -26,6 +26,8 @@ from dps_testing.slow_clients import (
 
 # The deadlines the suites give their servers (short, so the checks are quick)
 TEST_TIMEOUTS_ENV = {"HTTP_HEADER_TIMEOUT_SECONDS": "5", "HTTP_BODY_IDLE_TIMEOUT_SECONDS": "2"}
+# A service's smoke test only needs to see the edge answer (no slow clients held beside it): shorter still
+SMOKE_TIMEOUTS_ENV = {"HTTP_HEADER_TIMEOUT_SECONDS": "1", "HTTP_BODY_IDLE_TIMEOUT_SECONDS": "1"}
 ANSWER_TIMEOUT = 5.0  # a client's patience: far above the server's latency, far below the slow clients' hold
 SLOW_CLIENTS = 200
 LEGITIMATE_REQUESTS = 5

@@ -32,7 +32,7 @@ def server_env(database_url: str) -> dict[str, str]:
         "API_KEY_PEPPER": PEPPER,
         "CURSOR_SECRET": "edge-test-cursor-0123456789abcdef0123456789",
         "LOG_LEVEL": "WARNING",
-        **edge.TEST_TIMEOUTS_ENV,
+        **edge.SMOKE_TIMEOUTS_ENV,
         **UNTHROTTLED,  # hundreds of requests under one key within a second; budgets: test_rate_limits
     }
 
@@ -52,20 +52,21 @@ def origin(server_env: dict[str, str], ca, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture(scope="module")
 def key_headers(server_env: dict[str, str]) -> dict[str, str]:
-    return Admin(server_env).organization("Edge Co").admin.headers
+    admin = Admin(server_env)
+    return admin.member(admin.create_org("Edge Co")["id"], "admin", "admin@edge-co.example").headers
 
 
 def test_the_api_is_served_behind_the_edge(origin, ca, key_headers, draft_quote):
     """A head that stops is the edge's 408; a chunked body over 10 MB to a route that takes none (the
     submission) is 413 before the operation runs: the quote stays a DRAFT."""
-    edge.slow_head_cut_off(origin, ca[1], within=10)
+    edge.slow_head_cut_off(origin, ca[1], within=5)
     edge.chunked_body_over_limit_closes(origin, ca[1], f"{QUOTES}/{draft_quote}/approval", key_headers)
     assert quote_status(origin, ca[1], key_headers, draft_quote) == "DRAFT"
 
 
 def test_a_keyed_post_whose_body_stops_is_answered_408_too(origin, ca, key_headers):
     """The idempotency middleware reads the body first, through the same bounded read."""
-    edge.stalled_body_cut_off(origin, ca[1], PRODUCTS, {**key_headers, "Idempotency-Key": "edge-stall-1"}, within=10)
+    edge.stalled_body_cut_off(origin, ca[1], PRODUCTS, {**key_headers, "Idempotency-Key": "edge-stall-1"}, within=5)
 
 
 def test_a_key_under_the_header_limit_is_the_apps_401(origin, ca):

@@ -25,7 +25,7 @@ def ca_and_tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def origin(settings_env: dict[str, str], ca_and_tls: dict[str, str], tmp_path_factory) -> Iterator[str]:
-    env = {**os.environ, **settings_env, **edge.TEST_TIMEOUTS_ENV}
+    env = {**os.environ, **settings_env, **edge.SMOKE_TIMEOUTS_ENV}
     log = tmp_path_factory.mktemp("billing-edge") / "connector.log"
     with gunicorn("dps_billing.wsgi:create()", env, ca_and_tls, log, workers=2) as url:
         yield url
@@ -36,6 +36,6 @@ def test_the_connector_is_served_behind_the_edge(origin, ca_and_tls, fake_api):
     webhook and on a push (which takes no body: refused before it looks the quote up)."""
     ca = ca_and_tls["ca"]
     admin_headers = {"x-api-key": fake_api.organization().admin.key}
-    edge.stalled_body_cut_off(origin, ca, PLATFORM_WEBHOOKS, {}, within=10)
+    edge.stalled_body_cut_off(origin, ca, PLATFORM_WEBHOOKS, {}, within=5)
     edge.chunked_body_over_limit_closes(origin, ca, PLATFORM_WEBHOOKS, {})
     edge.chunked_body_over_limit_closes(origin, ca, f"/external/v1/pricing-quotes/{uuid.uuid4()}/billing-pushes", admin_headers)

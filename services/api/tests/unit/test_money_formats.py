@@ -39,13 +39,13 @@ def reference_round_percent(value: Decimal) -> Decimal:
 
 
 def reference_format_price(value: Decimal, currency: str) -> str:
-    exponent = currency_exponent(currency)
-    normalized = value.normalize()
-    places = normalized.as_tuple().exponent
-    if isinstance(places, int) and -places < exponent:
-        # padding to the minor units is exact; the old code did it in the default 28-digit context and
-        # so failed (a 500) on a price of more digits, which the formatter writes: compared as written
-        with localcontext(prec=WORKING_PRECISION):
+    # the old code worked in the default 28-digit context, so a price of more digits lost its last ones
+    # or failed (a 500); the formatter works in the working precision: the reference does too
+    with localcontext(prec=WORKING_PRECISION, rounding=ROUND_HALF_UP):
+        exponent = currency_exponent(currency)
+        normalized = value.normalize()
+        places = normalized.as_tuple().exponent
+        if isinstance(places, int) and -places < exponent:
             normalized = value.quantize(Decimal(1).scaleb(-exponent))
     text = format(normalized, "f")
     return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
@@ -89,6 +89,7 @@ decimals = st.one_of(
 @example(Decimal("1E+3"), "JPY")
 @example(Decimal("0.0125"), "USD")
 @example(Decimal("1E+28"), "USD")
+@example(Decimal("10000000000000000000000000001.5"), "JPY")
 def test_prices_and_amounts_are_written_as_before(value, currency):
     assert outcome(format_price, value, currency) == outcome(reference_format_price, value, currency)
     assert outcome(currency_format(currency).price, value) == outcome(reference_format_price, value, currency)

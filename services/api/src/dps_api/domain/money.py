@@ -71,7 +71,7 @@ def format_amount(currency: str, amount: Decimal) -> str:
 
 def _decimal_places(amount: Decimal) -> int:
     """``"100.00"`` has none: the amount is whole. Called on finite amounts only."""
-    exponent = amount.normalize().as_tuple().exponent
+    exponent = amount.normalize(_ROUNDING).as_tuple().exponent
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
@@ -108,10 +108,10 @@ class CurrencyFormat:
         """A unit price: at least the minor units (``"100.00"``), more only when it has them
         (``"0.0125"``), so sub-cent prices are shown exactly and never rounded."""
         if not value.is_finite():  # NaN, Infinity: written as they are
-            return format(value.normalize(), "f")
+            return format(value.normalize(_ROUNDING), "f")
         at_minor_units = value.quantize(self._quantum, ROUND_HALF_UP, _ROUNDING)
         if at_minor_units != value:  # more places than the minor units: all of them, exactly
-            return format(value.normalize(), "f")
+            return format(value.normalize(_ROUNDING), "f")
         return format(at_minor_units, "f") if at_minor_units else self._zero
 
 
@@ -133,7 +133,7 @@ def round_percent(value: Decimal) -> Decimal:
 
 def format_decimal(value: Decimal) -> str:
     """Plain notation without trailing zeros: ``Decimal("2.500")`` -> ``"2.5"``, never ``"1E+3"``."""
-    text = format(value.normalize(), "f")
+    text = format(value.normalize(_ROUNDING), "f")
     return "0" if text in ("-0", "") else text
 
 

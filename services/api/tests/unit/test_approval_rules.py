@@ -16,6 +16,7 @@ from dps_api.domain.approval_rules import (
     fires,
     make_condition,
 )
+from dps_api.schemas.approval_config import render_condition
 
 D = Decimal
 
@@ -51,7 +52,7 @@ def test_total_contract_value_in_a_zero_decimal_currency():
     condition = make_condition(ConditionType.TOTAL_CONTRACT_VALUE_ABOVE, D("1000000"), "JPY")
     assert not fires(condition, terms(currency="JPY", total_contract_value=D("1000000")))
     assert fires(condition, terms(currency="JPY", total_contract_value=D("1000001")))
-    assert condition.render() == {"type": "TOTAL_CONTRACT_VALUE_ABOVE", "threshold": "1000000", "currency": "JPY"}
+    assert render_condition(condition) == {"type": "TOTAL_CONTRACT_VALUE_ABOVE", "threshold": "1000000", "currency": "JPY"}
 
 
 def test_term_months_above_is_strict():
@@ -64,7 +65,7 @@ def test_locked_price_below_list_follows_the_quote_fact():
     condition = make_condition(ConditionType.LOCKED_PRICE_BELOW_LIST, None, None)
     assert fires(condition, terms(locked_below_list=True))
     assert not fires(condition, terms(locked_below_list=False))
-    assert condition.render() == {"type": "LOCKED_PRICE_BELOW_LIST", "threshold": None, "currency": None}
+    assert render_condition(condition) == {"type": "LOCKED_PRICE_BELOW_LIST", "threshold": None, "currency": None}
 
 
 def test_zero_threshold_fires_on_any_positive_value():
@@ -99,12 +100,12 @@ def test_invalid_conditions_name_the_field(kind, threshold, currency, field, wor
 
 def test_valid_boundaries_are_accepted_and_rendered_canonically():
     assert make_condition(ConditionType.MAX_DISCOUNT_PERCENT_ABOVE, D("100"), None).threshold == D("100")
-    assert make_condition(ConditionType.TERM_MONTHS_ABOVE, D("12.000"), None).render()["threshold"] == "12"
+    assert render_condition(make_condition(ConditionType.TERM_MONTHS_ABOVE, D("12.000"), None))["threshold"] == "12"
     usd = make_condition(ConditionType.TOTAL_CONTRACT_VALUE_ABOVE, D("50000.5"), "USD")
-    assert usd.render() == {"type": "TOTAL_CONTRACT_VALUE_ABOVE", "threshold": "50000.50", "currency": "USD"}
+    assert render_condition(usd) == {"type": "TOTAL_CONTRACT_VALUE_ABOVE", "threshold": "50000.50", "currency": "USD"}
     # trailing zeros beyond the minor units are not extra precision
-    assert make_condition(ConditionType.TOTAL_CONTRACT_VALUE_ABOVE, D("100.00"), "JPY").render()["threshold"] == "100"
-    assert make_condition(ConditionType.MAX_DISCOUNT_PERCENT_ABOVE, D("12.500000"), None).render()["threshold"] == "12.5"
+    assert render_condition(make_condition(ConditionType.TOTAL_CONTRACT_VALUE_ABOVE, D("100.00"), "JPY"))["threshold"] == "100"
+    assert render_condition(make_condition(ConditionType.MAX_DISCOUNT_PERCENT_ABOVE, D("12.500000"), None))["threshold"] == "12.5"
 
 
 def test_fired_rules_keeps_order_and_ignores_inactive_rules():

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from dps_common.errors import invalid_field
 
-from dps_api.domain.money import UnsupportedCurrency, currency_exponent, format_decimal
+from dps_api.domain.money import UnsupportedCurrency, currency_exponent
 
 MAX_PERCENT = Decimal(100)
 
@@ -32,16 +32,6 @@ class Condition:
     type: ConditionType
     threshold: Decimal | None = None
     currency: str | None = None
-
-    def render(self) -> dict[str, str | None]:
-        """The JSON form: thresholds as decimal strings, money with its currency's minor units."""
-        threshold = None
-        if self.threshold is not None:
-            if self.type is ConditionType.TOTAL_CONTRACT_VALUE_ABOVE and self.currency:
-                threshold = format(self.threshold.quantize(Decimal(1).scaleb(-currency_exponent(self.currency))), "f")
-            else:
-                threshold = format_decimal(self.threshold)
-        return {"type": self.type.value, "threshold": threshold, "currency": self.currency}
 
 
 @dataclass(frozen=True, slots=True)

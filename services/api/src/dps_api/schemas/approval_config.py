@@ -11,8 +11,10 @@ from pydantic import MISSING, Field
 
 from dps_common.openapi.examples import DecimalText, example
 
+from dps_api.domain import approval_rules
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import ConditionType
+from dps_api.domain.money import format_amount, format_decimal
 from dps_api.schemas.common import (
     UNSENT,
     CurrencyCode,
@@ -144,12 +146,23 @@ class ApprovalRuleList(ResponseModel):
     nextCursor: str | None
 
 
+def render_condition(condition: approval_rules.Condition) -> dict[str, str | None]:
+    """A rule's condition: thresholds as decimal strings, money with its currency's minor units."""
+    threshold = None
+    if condition.threshold is not None:
+        if condition.type is ConditionType.TOTAL_CONTRACT_VALUE_ABOVE and condition.currency:
+            threshold = format_amount(condition.currency, condition.threshold)
+        else:
+            threshold = format_decimal(condition.threshold)
+    return {"type": condition.type.value, "threshold": threshold, "currency": condition.currency}
+
+
 def render_approval_rule(rule: ApprovalRuleView) -> dict[str, Any]:
     """An approval rule as the API shows it (``ApprovalRule``), also the snapshot its events carry."""
     return {
         "id": str(rule.id),
         "name": rule.name,
-        "condition": rule.condition.render(),
+        "condition": render_condition(rule.condition),
         "approvalGroupId": str(rule.approval_group_id),
         "ruleGroupId": str(rule.rule_group_id) if rule.rule_group_id else None,
         "active": rule.active,

@@ -15,6 +15,7 @@ from dps_testing.grouping import group_of
         ("tests/contract/journeys/test_deep.py::test_x", "contract"),
         ("services/console/tests/http/test_console_pages.py::test_x", "console-api"),
         ("services/console/tests/browser/test_console_in_browser.py::test_x", "console-api"),
+        ("services/console/tests/integration/test_console_server.py::test_x", "console-api"),
         ("services/console/tests/unit/test_console_rules.py::test_x", "services/console/tests/unit/test_console_rules.py"),
         ("services/api/tests/http/test_quotes.py::TestQuotes::test_x", "services/api/tests/http/test_quotes.py"),
         ("tests/contractual/test_x.py::test_x", "tests/contractual/test_x.py"),

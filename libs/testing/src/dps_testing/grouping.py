@@ -1,8 +1,8 @@
 """Which tests share a pytest-xdist worker (``--dist loadgroup``). A session-scoped stack is built
 once per worker that needs it, so the folders whose modules share one are a group each, run on one
 worker and built once per run: the contract suite's (four services under gunicorn, RabbitMQ, relays,
-workers, an HTTPS receiver), and the console's HTTP and browser suites' (a real api under gunicorn on
-a migrated database, organizations made by its admin command line, an SMTP server). Every other
+workers, an HTTPS receiver), and the console's HTTP, browser and integration suites' (a real api
+under gunicorn on a migrated database, organizations made by its admin command line, an SMTP server). Every other
 test is grouped by its module, so module-scoped fixtures (databases, servers) are still made once,
 as with ``--dist loadscope``."""
 
@@ -17,6 +17,7 @@ SHARED_STACKS = {
     PurePosixPath("tests/contract"): "contract",
     PurePosixPath("services/console/tests/http"): "console-api",
     PurePosixPath("services/console/tests/browser"): "console-api",
+    PurePosixPath("services/console/tests/integration"): "console-api",
 }
 
 

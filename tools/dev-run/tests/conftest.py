@@ -19,6 +19,15 @@ def run_dir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def first_start(run_dir, tmp_path_factory):
+    """The run folder's first ``make run``, running for the tests that only need a running system;
+    the module's tests stop it (Ctrl-C) before any later start in the same folder."""
+    run = MakeRun(run_dir, tmp_path_factory.mktemp("make-run-first") / "make-run.log").start()
+    yield run
+    run.kill_everything()
+
+
 @pytest.fixture
 def make_run(run_dir, tmp_path):
     started: list[MakeRun] = []

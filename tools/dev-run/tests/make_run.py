@@ -37,9 +37,11 @@ class MakeRun:
             if name not in env:
                 self.env.pop(name, None)  # a new user's machine: nothing of the test's own servers
         self.make: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
 
     def start(self) -> "MakeRun":
         log = open(self.log_path, "ab")
+        self.started_at = time.monotonic()
         self.make = subprocess.Popen(
             ["make", "--no-print-directory", "run"], cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,

@@ -2,7 +2,13 @@
 and broker, nothing else): the README's quickstart works against it as written, on the one address
 (the proxy) every operation of the document reaches the service that owns it, the banner's sign-in
 link signs the demo admin in to the console, and it stops cleanly however it is asked, leaving no
-process behind (no PostgreSQL, gunicorn, worker, relay, stand-in, mailbox or proxy)."""
+process behind (no PostgreSQL, gunicorn, worker, relay, stand-in, mailbox or proxy).
+
+A full start costs most of a minute, so the tests that only need a running system share the run
+folder's first start (``first_start``), in the order written: the quickstart, the one address, the
+console's sign-in (its link works once), then Ctrl-C stops it. Every other way to stop is the stop of
+a start another check needs anyway: the later starts in the same folder (the same admin key) and the
+start on the machine's servers."""
 
 from __future__ import annotations
 
@@ -40,11 +46,27 @@ def quickstart_block(receiver_port: int) -> str:
     return block.replace("127.0.0.1:9000", f"127.0.0.1:{receiver_port}").replace("--port 9000", f"--port {receiver_port}")
 
 
-def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everything(make_run, tmp_path):
-    began = time.monotonic()
-    run: MakeRun = make_run()  # plain `make run`, as the README's first command says
+# every process a start with the embedded servers runs (with the machine's, all but PostgreSQL)
+RUNNING = ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dps_console.wsgi",
+           "dealpricing-webhooks worker", "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in",
+           "dealpricing-dev mailbox", "caddy run --config")
+
+
+def assert_running(run: MakeRun, expected: tuple[str, ...] = RUNNING) -> None:
+    names = " ".join(" ".join(p.cmdline()) for p in run.processes())
+    for name in expected:
+        assert name in names, f"{name} is not running: {names}"
+
+
+def admin_key(banner: str) -> str:
+    return re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
+
+
+def test_the_readme_quickstart_works_against_make_run(first_start, tmp_path):
+    run: MakeRun = first_start  # plain `make run`, as the README's first command says
     banner = run.wait_ready()
     ready = time.monotonic()
+    began = run.started_at
     assert "admin API key        dps_" in banner
     api = API_LINE.search(banner).group(1)
     assert run.exports().splitlines()[1] == f"export API={api}"  # one address: no other base URL
@@ -99,23 +121,19 @@ def test_the_readme_quickstart_works_against_make_run_and_ctrl_c_stops_everythin
     assert admin.returncode == 0, admin.stderr
     assert "Demo Sales Co" in admin.stdout
     assert f"using make run's database and pepper from {run.run_dir / 'admin.env'}" in admin.stderr
-    run.signal_group(signal.SIGINT)  # Ctrl-C in the terminal
-    run.wait_gone()
-    assert "Stopping PostgreSQL..." in run.output
-    assert not (run.run_dir / "admin.env").exists()
 
 
-def test_one_address_routes_every_operation_to_its_owner_as_the_ingress_does(make_run):
+def test_one_address_routes_every_operation_to_its_owner_as_the_ingress_does(first_start):
     """Through the proxy, each operation of the merged document ("Try it out" on the reference page)
     is answered by the service whose own document has it: not as any other service (its 404 for a
     route it lacks) nor the proxy itself would answer; a GET as the owner answers it directly. What is
     not routed by the ingress is not routed here. The rate limit counts the client the proxy names
     (never one a client names itself), and a chunked body over 10 MB gets the service's own 413."""
-    run: MakeRun = make_run()
+    run: MakeRun = first_start
     banner = run.wait_ready()
     api = API_LINE.search(banner).group(1)
     origin = api.removesuffix("/external/v1")
-    key = re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
+    key = admin_key(banner)
     merged = document(api + "/openapi.json")
     assert merged["servers"] == [{"url": api}]  # generated clients and Try it out: the one address
     with urllib.request.urlopen(api + "/docs", timeout=30) as page:
@@ -148,8 +166,6 @@ def test_one_address_routes_every_operation_to_its_owner_as_the_ingress_does(mak
                    headers={"x-api-key": key, "content-type": "application/json"})
     too_large = upload.getresponse()
     assert too_large.status == 413 and json.loads(too_large.read())["code"] == "payload_too_large"
-    run.signal_group(signal.SIGINT)
-    run.wait_gone()
 
 
 def _remaining(origin: str, source: str, claimed: str) -> int:
@@ -176,39 +192,6 @@ def _client_budgets(origin: str) -> bool:
     return False
 
 
-def test_two_starts_show_the_same_admin_key_and_leave_one_live_demo_admin_key(make_run):
-    """The second start also asks for both relays' metrics servers (one port each: RELAY_METRICS_PORT
-    alone once stopped everything, both relays taking it), which listen on HOST only."""
-    keys, listed = [], None
-    relay_ports = {"RELAY_METRICS_PORT": free_port(), "BILLING_RELAY_METRICS_PORT": free_port()}
-    for start in range(2):
-        run: MakeRun = make_run(**({name: str(port) for name, port in relay_ports.items()} if start else {}))
-        banner = run.wait_ready()
-        if start:
-            for port in relay_ports.values():
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
-                    assert health.status == 200
-                [address] = {c.laddr.ip for c in psutil.net_connections("tcp")
-                             if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN}
-                assert address == "127.0.0.1"
-        key = re.search(r"^   admin API key +(dps_\S+)$", banner, re.MULTILINE).group(1)
-        keys.append(key)
-        api = API_LINE.search(banner).group(1)
-        with urllib.request.urlopen(urllib.request.Request(api + "/whoami", headers={"x-api-key": key}), timeout=30) as me:
-            assert me.status == 200
-        organization = re.search(r"^   organization +.* \((\S+)\)$", banner, re.MULTILINE).group(1)
-        listed = subprocess.run(
-            [str(REPO / ".venv/bin/dealpricing-admin"), "--json", "keys", "list", "--org", organization],
-            cwd=REPO, env=run.env, capture_output=True, text=True, timeout=60,
-        )
-        assert listed.returncode == 0, listed.stderr
-        run.signal_group(signal.SIGINT)
-        run.wait_gone()
-    assert keys[0] == keys[1]
-    live = [k for k in json.loads(listed.stdout)["keys"] if k["status"] == "active" and k["name"].startswith("make run ")]
-    assert len(live) == 1 and keys[1].startswith(live[0]["prefix"] + "_"), live
-
-
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None  # a test reads the 303 itself
@@ -225,11 +208,11 @@ def _form_token(page: str) -> str:
     return re.search(r'<input type="hidden" name="csrf" value="([0-9a-f]+)">', page).group(1)
 
 
-def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
+def test_the_banner_link_signs_the_demo_admin_in_to_the_console(first_start):
     """The console answers; the banner's link (mailed by the console, caught by the mailbox) opens the
     Sign in page, whose POST starts a session in which the API keys page answers and Connect comes
     back to the console connected; the mailbox page shows the mail; the link works once."""
-    run: MakeRun = make_run()
+    run: MakeRun = first_start
     banner = run.wait_ready()
     console = re.search(r"^   settings console +(http://\S+)/ ", banner, re.MULTILINE).group(1)
     mailbox = re.search(r"^   mailbox +(http://\S+)/ ", banner, re.MULTILINE).group(1)
@@ -271,8 +254,39 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(make_run):
     with pytest.raises(urllib.error.HTTPError) as used:  # once only
         urllib.request.urlopen(link, timeout=10)
     assert used.value.code == 400
-    run.signal_group(signal.SIGINT)
+
+
+def test_postgres_answers_no_tcp_port(first_start):
+    """The embedded server listens on its socket only: nothing to clash with a local PostgreSQL."""
+    run: MakeRun = first_start
+    run.wait_ready()
+    [postmaster] = [p for p in run.processes() if p.name() == "postgres" and "-D" in p.cmdline()]
+    assert not [c for c in postmaster.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
+
+
+def test_the_first_start_runs_every_process(first_start):
+    first_start.wait_ready()
+    assert_running(first_start)
+
+
+def test_ctrl_c_to_the_group_stops_the_first_start_and_leaves_no_process(first_start):
+    run: MakeRun = first_start
+    run.wait_ready()
+    assert run.make is not None and run.make.poll() is None, "the first start stopped before its Ctrl-C"
+    run.signal_group(signal.SIGINT)  # Ctrl-C in the terminal
     run.wait_gone()
+    assert "Stopping PostgreSQL..." in run.output
+    assert not (run.run_dir / "admin.env").exists()
+    assert run.make.wait(timeout=10) is not None
+
+
+def stopped(run: MakeRun) -> MakeRun:
+    """``run``, stopped with Ctrl-C unless it is already: a later start must have the folder to itself
+    (even when the Ctrl-C test is not among those selected)."""
+    if run.make is not None and run.make.poll() is None:
+        run.signal_group(signal.SIGINT)
+        run.wait_gone()
+    return run
 
 
 def _group_sigterm(run: MakeRun) -> None:
@@ -292,23 +306,47 @@ def _runner_sigkill(run: MakeRun) -> None:
     run.runner().kill()  # no clean-up at all: the parent-death signal is all that stops the rest
 
 
-@pytest.mark.parametrize(
-    "stop",
-    [_group_sigterm, _make_sigterm, _runner_sigterm, _runner_sigkill],
-    ids=["sigterm-to-the-group", "sigterm-to-make", "sigterm-to-the-runner", "sigkill-to-the-runner"],
-)
-def test_a_stop_leaves_no_process(make_run, stop):
-    run: MakeRun = make_run()
-    run.wait_ready()
-    started = run.processes()
-    names = " ".join(" ".join(p.cmdline()) for p in started)
-    for expected in ("postgres", "dps_api.wsgi", "dps_webhooks.wsgi", "dps_billing.wsgi", "dps_console.wsgi",
-                     "dealpricing-webhooks worker", "dealpricing-billing worker", "dps-outbox-relay", "dps-billing-stand-in",
-                     "dealpricing-dev mailbox", "caddy run --config"):
-        assert expected in names, f"{expected} is not running: {names}"
+def stop_leaves_no_process(run: MakeRun, stop) -> None:
     stop(run)
     run.wait_gone()
     assert run.make is not None and run.make.wait(timeout=10) is not None
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [_make_sigterm, _runner_sigterm, _runner_sigkill],
+    ids=["sigterm-to-make", "sigterm-to-the-runner", "sigkill-to-the-runner"],
+)
+def test_a_later_start_shows_the_same_admin_key_and_the_stop_leaves_no_process(make_run, first_start, stop):
+    """Each later start in the folder shows the first start's admin key and leaves one live demo
+    admin key; it also asks for both relays' metrics servers (one port each: RELAY_METRICS_PORT alone
+    once stopped everything, both relays taking it), which listen on HOST only. Then it is stopped
+    the way the test's id says, and no process is left."""
+    first_key = admin_key(stopped(first_start).wait_ready())
+    relay_ports = {"RELAY_METRICS_PORT": free_port(), "BILLING_RELAY_METRICS_PORT": free_port()}
+    run: MakeRun = make_run(**{name: str(port) for name, port in relay_ports.items()})
+    banner = run.wait_ready()
+    assert_running(run)
+    for port in relay_ports.values():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
+            assert health.status == 200
+        [address] = {c.laddr.ip for c in psutil.net_connections("tcp")
+                     if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN}
+        assert address == "127.0.0.1"
+    key = admin_key(banner)
+    api = API_LINE.search(banner).group(1)
+    with urllib.request.urlopen(urllib.request.Request(api + "/whoami", headers={"x-api-key": key}), timeout=30) as me:
+        assert me.status == 200
+    organization = re.search(r"^   organization +.* \((\S+)\)$", banner, re.MULTILINE).group(1)
+    listed = subprocess.run(
+        [str(REPO / ".venv/bin/dealpricing-admin"), "--json", "keys", "list", "--org", organization],
+        cwd=REPO, env=run.env, capture_output=True, text=True, timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    stop_leaves_no_process(run, stop)
+    assert key == first_key
+    live = [k for k in json.loads(listed.stdout)["keys"] if k["status"] == "active" and k["name"].startswith("make run ")]
+    assert len(live) == 1 and key.startswith(live[0]["prefix"] + "_"), live
 
 
 def test_a_sigterm_to_the_group_while_it_starts_leaves_no_process(make_run):
@@ -320,19 +358,11 @@ def test_a_sigterm_to_the_group_while_it_starts_leaves_no_process(make_run):
     assert "Stopping PostgreSQL..." in run.output
 
 
-def test_postgres_answers_no_tcp_port(make_run):
-    """The embedded server listens on its socket only: nothing to clash with a local PostgreSQL."""
-    run: MakeRun = make_run()
-    run.wait_ready()
-    [postmaster] = [p for p in run.processes() if p.name() == "postgres" and "-D" in p.cmdline()]
-    assert not [c for c in postmaster.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
-    run.signal_group(signal.SIGINT)
-    run.wait_gone()
-
-
-def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run):
+def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers_and_sigterm_to_the_group_stops_it(make_run):
     """The same command on the machine's PostgreSQL (a fresh database per service), RabbitMQ (a fresh
-    virtual host) and Redis: the seed's events reach the broker through the api's relay."""
+    virtual host) and Redis: the seed's events reach the broker through the api's relay; every other
+    process runs, no PostgreSQL of its own; a SIGTERM to the group leaves no process (with the embedded
+    PostgreSQL, the same signal is the interrupted start's)."""
     import psycopg
 
     from dps_testing.services import fresh_database, fresh_vhost
@@ -361,6 +391,8 @@ def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers(make_run
             for url in (webhooks_url, billing_url, console_url):
                 with psycopg.connect(url) as db:
                     assert db.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+            assert_running(run, RUNNING[1:])
+            assert not [p for p in run.processes() if p.name() == "postgres"]
+            stop_leaves_no_process(run, _group_sigterm)
         finally:
-            run.signal_group(signal.SIGINT)
-            run.wait_gone()
+            stopped(run)  # before the databases are dropped

@@ -13,7 +13,7 @@ from dps_testing.grouping import group_of
     [
         ("tests/contract/test_s4_endpoints.py::test_x[a]", "contract"),
         ("tests/contract/journeys/test_deep.py::test_x", "contract"),
-        ("services/console/tests/http/test_console_pages.py::test_x", "console-api"),
+        ("services/console/tests/integration/test_console_pages.py::test_x", "console-api"),
         ("services/console/tests/browser/test_console_in_browser.py::test_x", "console-api"),
         ("services/console/tests/integration/test_console_server.py::test_x", "console-api"),
         ("services/console/tests/unit/test_console_rules.py::test_x", "services/console/tests/unit/test_console_rules.py"),

@@ -3,7 +3,7 @@ subscriber's handler, ``dps_common.auth.revocations.KeyEventHandler``, in every 
 workers, the dispatcher, the connector, the console), written as a consumer-driven message contract
 (Pact V4, asynchronous messages) for the api: ``pacts/key-event-subscriber-api.json`` (committed; the
 api's suite makes each message from its real outbox after a real revocation and rotation:
-services/api/tests/http/test_pact_provider.py).
+services/api/tests/integration/test_pact_provider.py).
 
 The handler reads the envelope's ``type`` and ``data.keyId`` (the key id whose cache entry it drops);
 it reads no message header, but hears only what its queue's bindings route to it: the message's

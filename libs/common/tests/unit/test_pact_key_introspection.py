@@ -2,7 +2,7 @@
 used by the dispatcher, the connector and the console), written as a consumer-driven contract (Pact)
 for the api: the real ``IntrospectingAuthenticator`` calls the Pact mock server, and what it reads is
 recorded in ``pacts/key-introspection-client-api.json`` (committed; the api's suite verifies it against
-a real api server: services/api/tests/http/test_pact_provider.py).
+a real api server: services/api/tests/integration/test_pact_provider.py).
 
 The keys are the provider's: each provider state issues (or revokes) one and returns it, and the
 verifier puts it in the request body. What is recorded is compared with the committed file, so a

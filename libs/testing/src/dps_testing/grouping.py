@@ -1,7 +1,7 @@
 """Which tests share a pytest-xdist worker (``--dist loadgroup``). A session-scoped stack is built
 once per worker that needs it, so the folders whose modules share one are a group each, run on one
 worker and built once per run: the contract suite's (four services under gunicorn, RabbitMQ, relays,
-workers, an HTTPS receiver), and the console's HTTP, browser and integration suites' (a real api
+workers, an HTTPS receiver), and the console's browser and integration suites' (a real api
 under gunicorn on a migrated database, organizations made by its admin command line, an SMTP server). Every other
 test is grouped by its module, so module-scoped fixtures (databases, servers) are still made once,
 as with ``--dist loadscope``."""
@@ -15,7 +15,6 @@ import pytest
 # Folders (relative to the rootdir) whose modules share a session-scoped stack, with their group.
 SHARED_STACKS = {
     PurePosixPath("tests/contract"): "contract",
-    PurePosixPath("services/console/tests/http"): "console-api",
     PurePosixPath("services/console/tests/browser"): "console-api",
     PurePosixPath("services/console/tests/integration"): "console-api",
 }

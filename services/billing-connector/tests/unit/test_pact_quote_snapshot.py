@@ -1,7 +1,7 @@
 """The quote snapshot as the billing connector reads it, written as a consumer-driven contract (Pact)
 for the api: the connector's real ``SnapshotReader`` calls the Pact mock server, and what it reads is
 recorded in ``pacts/billing-connector-api.json`` (committed; the api's suite verifies it against a
-real api server: services/api/tests/http/test_pact_provider.py).
+real api server: services/api/tests/integration/test_pact_provider.py).
 
 The test compares what it records with the committed file, so a change of what the connector reads
 fails here until the pact file is rewritten: ``PACT_WRITE=1 pytest <this file>``.

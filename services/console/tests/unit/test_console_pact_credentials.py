@@ -1,7 +1,7 @@
 """The api's internal console operations as the console calls them (``ConsoleCredentials``: who may
 get a sign-in mail, a console credential for a session, its revocation), written as a consumer-driven
 contract (Pact) for the api: ``pacts/console-api.json`` (committed; the api's suite verifies it against
-a real api server: services/api/tests/http/test_pact_provider.py).
+a real api server: services/api/tests/integration/test_pact_provider.py).
 
 The people, emails and key ids are the provider's: each provider state makes them and returns them,
 and the verifier puts them in the requests. What is recorded is compared with the committed file:

@@ -2,7 +2,7 @@
 status, the start URL of Connect, Disconnect, the recent pushes; ``resources/billing.py``), written as
 a consumer-driven contract (Pact) for the connector: ``pacts/console-billing-connector.json``
 (committed; the connector's suite verifies it against a real connector server:
-services/billing-connector/tests/http/test_pact_provider.py).
+services/billing-connector/tests/integration/test_pact_provider.py).
 
 The console calls as the signed-in person (their console credential as ``x-api-key``; the provider
 verifies with a key of its own). Only what the console's pages read is in the responses. What is

@@ -4,7 +4,7 @@
 secret, delete; an endpoint's deliveries, one delivery, a retry; the event types. Written as a
 consumer-driven contract (Pact) for the dispatcher: ``pacts/console-webhook-dispatcher.json``
 (committed; the dispatcher's suite verifies it against a real dispatcher server:
-services/webhook-dispatcher/tests/http/test_pact_provider.py).
+services/webhook-dispatcher/tests/integration/test_pact_provider.py).
 
 The console calls as the signed-in person (their console credential as ``x-api-key``; the provider
 verifies with a key of its own). The endpoint and delivery ids are the provider's: each provider state

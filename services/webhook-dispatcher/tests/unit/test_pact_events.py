@@ -5,7 +5,7 @@ contracts (Pact V4, asynchronous messages), one per producer: ``pacts/webhook-di
 approval_group, approval_rule_group, approval_rule, deal_group) and ``pacts/webhook-dispatcher-billing-connector.json`` (the
 connector's ``billing.*`` events: a connection made and removed, a push done and one failed).
 Committed; each producer's suite makes every message from its real outbox, as its relay publishes it
-(services/api/tests/http/test_pact_provider.py, services/billing-connector/tests/http/test_pact_provider.py).
+(services/api/tests/integration/test_pact_provider.py, services/billing-connector/tests/integration/test_pact_provider.py).
 
 The dispatcher reads the envelope's ``id``, ``organizationId``, ``type`` and ``occurredAt`` and the
 request id header, and sends the body on as is; ``data`` is the customer's (its shape is the API

@@ -16,6 +16,7 @@ from dps_api.domain.pricing import QuoteTotals
 from dps_api.domain.quote_snapshot import snapshot
 from dps_api.domain.quote_views import QuoteLineView, QuoteView
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
+from dps_api.schemas.quote_snapshots import render_quote_snapshot
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "tests" / "contract" / "fixtures" / "quote_snapshot.json"
 
@@ -54,7 +55,7 @@ def example_quote() -> QuoteView:
 
 
 def rendered() -> str:
-    return json.dumps(snapshot(example_quote(), "006-CRM-42").to_json(), indent=2) + "\n"
+    return json.dumps(render_quote_snapshot(snapshot(example_quote(), "006-CRM-42")), indent=2) + "\n"
 
 
 def test_the_committed_example_is_what_the_api_writes():

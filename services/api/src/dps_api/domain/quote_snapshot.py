@@ -1,20 +1,15 @@
-"""The quote snapshot the api serves to the billing connector, and its JSON as the api writes it.
+"""The quote snapshot the api serves to the billing connector (``schemas.quote_snapshots`` writes its JSON).
 
 The api owns this shape; the connector reads it with its own reader (it never imports this module).
 On the wire: money as decimal strings, dates as ISO 8601, enums as their values. The snapshot is
-written from the same ``QuoteView`` the API renders: its fields, in their order, up to ``totals``
-(a new plain field of the quote is in the snapshot with no change here). The committed example
-``tests/contract/fixtures/quote_snapshot.json`` is what this writer renders for a known quote (an api
-test checks it), and the connector's tests read that same file.
+made from the same ``QuoteView`` the API renders: its fields, in their order, up to ``totals``
+(a new plain field of the quote is in the snapshot with no change here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from datetime import date
+from dataclasses import dataclass
 from decimal import Decimal
-from enum import Enum
-from typing import Any
 from uuid import UUID
 
 from dps_api.domain.money import format_price, round_money
@@ -42,45 +37,6 @@ class QuoteSnapshotLine:
     recurring: bool
     amount: Decimal  # the line's amount per billing period (recurring) or once, at minor units
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": str(self.id),
-            "position": self.position,
-            "productId": str(self.product_id),
-            "productSpecId": self.product_spec_id,
-            "productVersion": self.product_version,
-            "productName": self.product_name,
-            "productShortName": self.product_short_name,
-            "customName": self.custom_name,
-            "priceModel": self.price_model.value,
-            "priceFrequency": self.price_frequency.value,
-            "quantity": str(self.quantity),
-            "unitAmount": str(self.unit_amount),
-            "recurring": self.recurring,
-            "amount": str(self.amount),
-        }
-
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(word.capitalize() for word in rest)
-
-
-def _wire(value: Any) -> Any:
-    """A view's value as the snapshot writes it (ids and money as strings, dates ISO, enums by value)."""
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, UUID | Decimal):
-        return str(value)
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
-
-
-# the view's fields up to its totals, with their names on the wire; the rest is the API's bookkeeping
-_VIEW_FIELDS = [f.name for f in fields(QuoteView)]
-_HEADER = tuple((name, _camel(name)) for name in _VIEW_FIELDS[: _VIEW_FIELDS.index("totals")])
-
 
 @dataclass(frozen=True)
 class QuoteSnapshot:
@@ -90,20 +46,6 @@ class QuoteSnapshot:
     one_time: Decimal
     total_contract_value: Decimal
     lines: tuple[QuoteSnapshotLine, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {}
-        for name, key in _HEADER:
-            body[key] = _wire(getattr(self.quote, name))
-            if name == "opportunity_id":
-                body["opportunityCrmId"] = self.opportunity_crm_id
-        body["totals"] = {
-            "recurringPerBillingPeriod": str(self.recurring_per_billing_period),
-            "oneTime": str(self.one_time),
-            "totalContractValue": str(self.total_contract_value),
-        }
-        body["lines"] = [line.to_json() for line in self.lines]
-        return body
 
 
 def snapshot_line(line: QuoteLineView, billing_frequency: BillingFrequency, currency: str) -> QuoteSnapshotLine:

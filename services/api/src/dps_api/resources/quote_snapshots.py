@@ -1,5 +1,5 @@
 """``GET /internal/v1/organizations/{organizationId}/pricing-quotes/{quoteId}/snapshot``: the quote as
-the billing connector reads it (``QuoteSnapshot.to_json()``).
+the billing connector reads it (``render_quote_snapshot``).
 
 Service-to-service only, authenticated like ``/internal/v1/key-introspection``: the caller presents the
 shared ``INTERNAL_API_TOKEN`` as a bearer token; without that setting the route is not served, and it
@@ -15,6 +15,7 @@ from dps_common.http.app import Api
 from dps_common.http.params import path_id
 
 from dps_api.context import AppContext
+from dps_api.schemas.quote_snapshots import render_quote_snapshot
 from dps_api.services.quote_snapshots import QuoteSnapshotService
 
 
@@ -31,7 +32,7 @@ class QuoteSnapshotResource:
             raise Unauthorized("A service token is required.", code="invalid_service_token")
         # an unknown organization finds no quote: the same 404 as an unknown quote
         organization, quote = path_id(organization_id, "Pricing quote"), path_id(quote_id, "Pricing quote")
-        resp.media = self._service.get(organization, quote).to_json()
+        resp.media = render_quote_snapshot(self._service.get(organization, quote))
 
 
 def register(api: Api, ctx: AppContext) -> None:

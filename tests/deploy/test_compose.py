@@ -188,3 +188,17 @@ def test_the_console_is_wired_to_the_services_and_mails_to_the_catcher(rendered)
     assert console["SMTP_URL"] == "smtp://mailpit:1025" and "mailpit" in services
     assert {console[name].split("/")[2] for name in ("API_URL", "API_INTERNAL_URL", "WEBHOOKS_URL", "BILLING_URL")} == {
         "api:8080", "webhooks:8080", "billing:8080"}
+
+
+def test_compose_config_builds_each_service_from_the_one_template_with_its_arguments(rendered):
+    """What compose hands the builder (deploy/service.Dockerfile, tests/deploy/test_service_image.py)."""
+    packages = {"api": "dps_api", "webhook-dispatcher": "dps_webhooks", "billing-connector": "dps_billing",
+                "console": "dps_console"}
+    built = set()
+    for name, service in rendered["services"].items():
+        if service.get("image", "").split(":")[0] in {f"dps-{folder}" for folder in packages}:
+            build, folder = service["build"], service["image"].split(":")[0].removeprefix("dps-")
+            assert (Path(build["context"]) / build["dockerfile"]).resolve() == ROOT / "deploy" / "service.Dockerfile", name
+            assert build["args"] == {"SERVICE": folder, "PACKAGE": packages[folder]}, name
+            built.add(folder)
+    assert built == set(packages)

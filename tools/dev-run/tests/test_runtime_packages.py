@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -129,10 +130,18 @@ def test_the_runtime_set_brings_no_test_tool_and_the_test_extras_bring_them_all(
 
 
 def test_the_images_install_one_service_and_libs_common_never_the_test_support():
-    for dockerfile in sorted(REPO.glob("services/*/Dockerfile")):
-        [install] = [line for line in dockerfile.read_text().splitlines() if "pip install" in line]
-        assert "libs/testing" not in install and "[" not in install, f"{dockerfile}: {install}"
-        assert install.split()[-2:] == ["./libs/common", f"./services/{dockerfile.parent.name}"], install
+    """The one image template (deploy/service.Dockerfile) with each service's build arguments as
+    docker-compose.yml passes them."""
+    template = REPO / "deploy" / "service.Dockerfile"
+    [install] = [line for line in template.read_text().splitlines() if "pip install" in line]
+    services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"].values()
+    folders = {service["build"]["args"]["SERVICE"] for service in services
+               if service.get("build", {}).get("dockerfile") == "deploy/service.Dockerfile"}
+    assert folders == {path.parent.name for path in REPO.glob("services/*/pyproject.toml")}
+    for folder in folders:
+        command = install.replace("${SERVICE}", folder)
+        assert "libs/testing" not in command and "[" not in command and "$" not in command, command
+        assert command.split()[-2:] == ["./libs/common", f"./services/{folder}"], command
 
 
 def imports(path: Path) -> set[str]:

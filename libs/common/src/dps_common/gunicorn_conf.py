@@ -1,5 +1,8 @@
 """gunicorn settings shared by every service: ``gunicorn -c python:dps_common.gunicorn_conf 'dps_api.wsgi:create()'``.
 
+The app is the command line's argument or, without one, ``DPS_WSGI_APP`` (gunicorn's ``wsgi_app``): the
+images (deploy/service.Dockerfile) set it, so their CMD names no app and stays exec-form.
+
 Worker model: gevent (``dps_common.edge.worker.EdgeWorker``), so that slow clients cannot starve the
 service. With ``gthread`` a connection held a thread from its first byte until its request was
 complete: 20 connections sending a header line every 5 s took all 8 threads of a server and nobody
@@ -28,6 +31,8 @@ import sys
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8080')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# the app when the command line names none (an argument wins: a Kubernetes command may name it)
+wsgi_app = os.environ.get("DPS_WSGI_APP") or None
 worker_class = "dps_common.edge.worker.EdgeWorker"
 # connections each worker serves at once (open keep-alive ones included); more wait in the backlog
 worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "1000"))
@@ -56,13 +61,13 @@ logconfig_dict = {
 
 def _identify_master() -> None:
     """The master's own lines (started, workers booted and exited) name the service like its
-    workers' do: the service package of the app on the command line (``dps_api.wsgi:create()``)
-    says which (its ``SERVICE``; the package's ``__init__`` only, which imports nothing)."""
+    workers' do: the service package of the app on the command line (``dps_api.wsgi:create()``), else
+    of ``DPS_WSGI_APP``, says which (its ``SERVICE``; the package's ``__init__`` only, which imports nothing)."""
     import importlib
 
     from dps_common import logs
 
-    for arg in sys.argv[1:]:
+    for arg in [*sys.argv[1:], wsgi_app or ""]:
         found = re.match(r"^(\w+)\.wsgi:", arg)
         if found:
             service = getattr(importlib.import_module(found.group(1)), "SERVICE", None)

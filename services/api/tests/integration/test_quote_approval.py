@@ -18,9 +18,17 @@ from dps_common.json import dumps, loads
 
 from dps_api.db.models.identity import Organization, User
 from dps_api.db.models.quotes import Quote
-from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts, quote_snapshot
+from dps_api.schemas.quotes import render_quote
+from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts
+from dps_api.services.quote_lookup import find_quote
+from dps_api.services.quote_reads import full_view
 
 from quote_helpers import QUOTES, create_quote, events, product, quote_body
+
+
+def quote_snapshot(session, organization_id: uuid.UUID, quote_id: uuid.UUID) -> dict:
+    """The rendered quote with its lines and totals, as GET /pricing-quotes/{id} returns it."""
+    return render_quote(full_view(session, find_quote(session, organization_id, quote_id)))
 
 
 def as_json(snapshot: dict) -> dict:

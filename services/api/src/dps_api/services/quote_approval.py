@@ -66,8 +66,3 @@ def change_quote_status(
     data = render_quote(full_view(session, quote))
     record_event(session, event_type, organization_id, data, now)
     return data
-
-
-def quote_snapshot(session: Session, organization_id: UUID, quote_id: UUID) -> dict[str, Any]:
-    """The rendered quote with its lines and totals, as GET /pricing-quotes/{id} returns it."""
-    return render_quote(full_view(session, find_quote(session, organization_id, quote_id)))

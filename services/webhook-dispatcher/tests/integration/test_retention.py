@@ -219,6 +219,42 @@ def test_the_ddl_gives_way_to_a_long_reader_and_the_purges_still_run(store, monk
     assert maintain(store.tx, 30).created == [last]
 
 
+def test_dropping_a_day_waits_for_a_reader_of_both_tables_instead_of_deadlocking_with_it(store):
+    # the reader holds the deliveries and reaches for the attempts while the drop waits: the drop
+    # must not hold the attempts by then (it did: CI saw a deadlock, either side may be aborted)
+    day = today() - timedelta(days=40)
+    with store.tx() as session:
+        partitions.ensure_days(session.connection(), [day])
+    dropped: list[BaseException | None] = []
+
+    def drop() -> None:
+        try:
+            with store.tx() as session:
+                partitions.drop_day(session.connection(), day)
+            dropped.append(None)
+        except BaseException as exc:
+            dropped.append(exc)
+
+    with store.engine.connect() as reader:
+        reader.execute(text("SELECT count(*) FROM webhook_deliveries"))
+        dropper = threading.Thread(target=drop)
+        dropper.start()
+        store.wait_until(lambda: waiting_on_a_lock(store) > 0, what="the drop waiting for the reader")
+        reader.execute(text("SELECT count(*) FROM webhook_delivery_attempts"))
+        reader.rollback()
+    dropper.join(timeout=10)
+
+    assert dropped == [None]
+    assert day not in days(store)
+
+
+def waiting_on_a_lock(store) -> int:
+    return scalar(
+        store,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+
+
 def test_one_replica_at_a_time_does_the_ddl(store):
     last = today() + timedelta(days=retention.DAYS_AHEAD)
     with store.tx() as session:

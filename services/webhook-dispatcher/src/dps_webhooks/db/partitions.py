@@ -138,6 +138,7 @@ def _adopt(connection: Connection, days: list[date]) -> None:
     their rows through the parents (which route them), attach the defaults again. Rare (the
     maintenance creates days a week ahead); it holds the parents' locks while it moves rows."""
     deliveries_default, attempts_default = partition(DELIVERIES, None), partition(ATTEMPTS, None)
+    lock_parents(connection)
     connection.exec_driver_sql(f"ALTER TABLE {ATTEMPTS} DETACH PARTITION {attempts_default}")
     connection.exec_driver_sql(f"ALTER TABLE {DELIVERIES} DETACH PARTITION {deliveries_default}")
     for day in days:
@@ -166,6 +167,18 @@ def _adopt(connection: Connection, days: list[date]) -> None:
 
 def drop_day(connection: Connection, day: date) -> None:
     """Detach and drop a day's partitions: its attempts first (they reference its deliveries)."""
+    lock_parents(connection)
     for table in (ATTEMPTS, DELIVERIES):
         connection.exec_driver_sql(f"ALTER TABLE {table} DETACH PARTITION {partition(table, day)}")
         connection.exec_driver_sql(f"DROP TABLE {partition(table, day)}")
+
+
+def lock_parents(connection: Connection) -> None:
+    """Both tables and all their partitions, deliveries first, as every reader and writer takes them.
+
+    Detaching and dropping go attempts first, and dropping an attempts partition locks the deliveries
+    partition it references: without this, a reader holding the deliveries parent and reaching for
+    that partition deadlocks with the DDL, and either side may be the one aborted. Taken up front, in
+    the order readers take them, the DDL and a reader never wait on each other in a cycle.
+    """
+    connection.exec_driver_sql(f"LOCK TABLE {DELIVERIES}, {ATTEMPTS} IN ACCESS EXCLUSIVE MODE")

@@ -99,7 +99,7 @@ def test_the_assembler_merges_what_the_services_serve_and_waits_out_a_part_that_
     parts.documents["/hooks"] = HOOKS
     parts.down.add("/hooks")
     now = [0.0]
-    assembler = DocumentAssembler(API, [parts.url("/hooks")], fetch_json(), clock=lambda: now[0])
+    assembler = DocumentAssembler(lambda: API, [parts.url("/hooks")], fetch_json(), clock=lambda: now[0])
 
     first = assembler.current()
     assert not first.complete and set(first.document["paths"]) == set(API["paths"])
@@ -118,5 +118,5 @@ def test_the_assembler_merges_what_the_services_serve_and_waits_out_a_part_that_
 
 def test_a_part_that_is_not_an_openapi_document_is_left_out(parts):
     parts.documents["/junk"] = {"hello": "world"}
-    assembled = DocumentAssembler(API, [parts.url("/junk")], fetch_json()).current()
+    assembled = DocumentAssembler(lambda: API, [parts.url("/junk")], fetch_json()).current()
     assert not assembled.complete and set(assembled.document["paths"]) == set(API["paths"])

@@ -19,7 +19,7 @@ from dps_billing import SERVICE
 from dps_billing.composition import make_oauth
 from dps_billing.context import AppContext
 from dps_billing.metrics import pushes_backlog
-from dps_billing.openapi_doc import publish
+from dps_billing.openapi_doc import browser_pages
 from dps_billing.routes import add_routes
 from dps_billing.schemas.events import EVENTS
 from dps_billing.services.ports import OAuthApp
@@ -55,6 +55,6 @@ def create_app(
     runtime_metrics.install(SERVICE, "dps-billing-connector")
     runtime_metrics.add_scrape_collector("outbox", outbox_lag(SERVICE, tx))  # read at each scrape
     runtime_metrics.add_scrape_collector("pushes", pushes_backlog(tx))
-    publish(api, TITLE, API_VERSION, EVENTS)
+    api.publish_openapi(TITLE, API_VERSION, events=EVENTS, amend=browser_pages)
     api.app.context = ctx
     return api.app

@@ -6,11 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dps_common.events.catalogue import EventCatalogue
-from dps_common.http.app import API_PREFIX, Api
-from dps_common.openapi.document import build_document
-from dps_common.openapi.events import add_event_catalogue
-
 _HTML = {"text/html": {"schema": {"type": "string"}}}
 _LOCATION = {"Location": {"description": "Where the browser goes next.", "schema": {"type": "string"}}}
 _SET_COOKIE = {"Set-Cookie": {"description": "The flow's nonce cookie (HttpOnly, SameSite=Lax; Secure over https).",
@@ -24,6 +19,7 @@ def _html(description: str) -> dict[str, Any]:
 
 
 def browser_pages(document: dict[str, Any]) -> None:
+    """``Api.publish_openapi``'s ``amend`` for the connector: its two browser pages as they answer."""
     start = document["paths"][START]["get"]["responses"]
     start.pop("200", None)
     start["303"] = {"description": "To the platform's install page, with the nonce cookie set.",
@@ -40,15 +36,3 @@ def browser_pages(document: dict[str, Any]) -> None:
         responses.clear()
         responses.update(sorted_responses)
 
-
-def publish(api: Api, title: str, version: str, events: EventCatalogue) -> None:
-    """``Api.publish_openapi`` for this service, with the browser's pages described."""
-    document = build_document(title, version, API_PREFIX, api.routes)
-    add_event_catalogue(document, events)
-    for path, resource in api.routes:
-        if getattr(resource, "public", False):  # a browser's redirect, a platform's signed call
-            for operation in document["paths"][path].values():
-                operation["security"] = []
-                operation["responses"].pop("401", None)
-    browser_pages(document)
-    api.publish_document(document)

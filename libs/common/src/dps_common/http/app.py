@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -77,30 +78,38 @@ class Api:
     def publish_openapi(
         self, title: str, version: str, *, events: EventCatalogue | None = None,
         parts: Sequence[str] = (), verify: bool | str = True, server_url: str = API_PREFIX,
+        amend: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """The service's own document (its operations, and the ``events`` it publishes as webhooks)
         at ``/internal/v1/openapi.json``; at ``/external/v1/openapi.json`` the same, or, given the
         ``parts`` (other services' internal document URLs), all of them merged. ``server_url``: its
-        ``servers`` entry (the public base, e.g. ``http://127.0.0.1:8080/external/v1``; default relative)."""
-        document = build_document(title, version, server_url, self.routes)
-        if events is not None:
-            add_event_catalogue(document, events)
-        for path, resource in self.routes:
-            if getattr(resource, "public", False):  # a browser's redirect, a platform's signed call
-                for operation in document["paths"][path].values():
-                    operation["security"] = []
-                    operation["responses"].pop("401", None)
-        if isinstance(self._authenticator, IntrospectingAuthenticator):
-            document_key_check_unavailable(document)
-        self.publish_document(document, parts, verify)
+        ``servers`` entry (the public base, e.g. ``http://127.0.0.1:8080/external/v1``; default relative).
+        ``amend``: a last change of the service's own (the connector describes its browser pages).
 
-    def publish_document(self, document: dict[str, Any], parts: Sequence[str] = (), verify: bool | str = True) -> None:
-        own = _OpenApi(lambda: Assembled(document, complete=True))
-        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", own)
+        Built when first asked for, then kept: rendering every operation's schemas takes some 50 ms,
+        which an app that never serves its document (each test's) should not pay."""
+
+        def build() -> dict[str, Any]:
+            document = build_document(title, version, server_url, self.routes)
+            if events is not None:
+                add_event_catalogue(document, events)
+            for path, resource in self.routes:
+                if getattr(resource, "public", False):  # a browser's redirect, a platform's signed call
+                    for operation in document["paths"][path].values():
+                        operation["security"] = []
+                        operation["responses"].pop("401", None)
+            if isinstance(self._authenticator, IntrospectingAuthenticator):
+                document_key_check_unavailable(document)
+            if amend is not None:
+                amend(document)
+            return document
+
+        own = functools.cache(build)
+        served = _OpenApi(lambda: Assembled(own(), complete=True))
+        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", served)
         if parts:
-            self.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(DocumentAssembler(document, parts, fetch_json(verify)).current))
-        else:
-            self.app.add_route(API_PREFIX + "/openapi.json", own)
+            served = _OpenApi(DocumentAssembler(own, parts, fetch_json(verify)).current)
+        self.app.add_route(API_PREFIX + "/openapi.json", served)
 
 
 class _OpenApi:

@@ -47,14 +47,14 @@ def fetch_json(verify: bool | str = True) -> Fetch:
 
 
 class DocumentAssembler:
-    def __init__(self, own: Mapping[str, Any], part_urls: Sequence[str], fetch: Fetch,
+    def __init__(self, own: Callable[[], Mapping[str, Any]], part_urls: Sequence[str], fetch: Fetch,
                  clock: Callable[[], float] = time.monotonic):
-        self._own = own
+        self._own = own  # built when first needed (``Api.publish_openapi``)
         self._urls = list(part_urls)
         self._fetch = fetch
         self._clock = clock
         self._parts: dict[str, Mapping[str, Any]] = {}
-        self._assembled = Assembled(dict(own), complete=not self._urls)
+        self._assembled: Assembled | None = None
         self._next_refresh = float("-inf")
         self._refreshing = threading.Lock()
 
@@ -65,6 +65,8 @@ class DocumentAssembler:
                 self._refresh()
             finally:
                 self._refreshing.release()
+        if self._assembled is None:  # before the first refresh ends: the own part alone
+            return Assembled(dict(self._own()), complete=not self._urls)
         return self._assembled
 
     def _refresh(self) -> None:
@@ -75,10 +77,10 @@ class DocumentAssembler:
                 log.warning("an OpenAPI part is unavailable", extra={"url": url, "error": str(error)})
         parts = [self._parts[url] for url in self._urls if url in self._parts]
         try:
-            document = merge_documents(self._own, parts)
+            document = merge_documents(self._own(), parts)
         except MergeConflict as error:  # two services claim one path: serve the own part, say why
             log.error("the OpenAPI parts conflict", extra={"error": str(error)})
-            self._assembled, self._next_refresh = Assembled(dict(self._own), complete=False), self._clock() + RETRY_SECONDS
+            self._assembled, self._next_refresh = Assembled(dict(self._own()), complete=False), self._clock() + RETRY_SECONDS
             return
         complete = len(parts) == len(self._urls)
         self._assembled = Assembled(document, complete)

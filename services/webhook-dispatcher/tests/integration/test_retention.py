@@ -126,6 +126,30 @@ def test_a_day_past_retention_goes_whole_with_its_attempts_and_nothing_younger(s
     assert scalar(store, "SELECT to_regclass(:name)", name=partitions.partition("webhook_deliveries", old_day)) is None
 
 
+def test_an_old_event_stays_while_a_younger_delivery_uses_it_and_one_nothing_uses_goes(store):
+    endpoint_id, _ = store.endpoint("https://hooks.example.com/events")
+    now = datetime.now(UTC)
+    young = v7_id(now - timedelta(days=29))
+    with store.tx() as session:
+        partitions.ensure_days(session.connection(), [young_day := (now - timedelta(days=29)).date()])
+    used = delivery(store, endpoint_id, delivery_id=young, days_old=29)
+    unused = incoming(store.endpoint_row(endpoint_id)["organization_id"])
+    with store.tx() as session:
+        store_event(session, unused)
+    store.sql(
+        "UPDATE webhook_events SET received_at = now() - interval '40 days' WHERE id IN (:used, :unused)",
+        used=used.id,
+        unused=unused.id,
+    )
+
+    first, second = maintain(store.tx, 30), maintain(store.tx, 30)
+
+    assert young_day in days(store)
+    assert count(store, "webhook_events", id=used.id) == 1  # its delivery is younger than the retention
+    assert count(store, "webhook_events", id=unused.id) == 0
+    assert first.events >= 1 and (second.events, second.deliveries, second.dropped) == (0, 0, [])
+
+
 def test_a_row_no_day_covers_is_stored_in_the_default_partition_and_purged_there_by_age(store):
     endpoint_id, _ = store.endpoint("https://hooks.example.com/default")
     stray_old, stray_young = uuid.uuid4(), uuid.uuid4()  # not UUIDv7: no day of ours

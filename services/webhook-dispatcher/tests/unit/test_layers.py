@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers, in_part
+from dps_testing.layers import LayersSuite, Process, ServiceLayers, in_part, loaded_in_a_fresh_interpreter
 
 import dps_webhooks
 
@@ -60,6 +60,9 @@ def test_the_delivery_parts_and_the_use_cases_of_the_http_side_never_reach_each_
     delivery, services = imports.modules_of("dps_webhooks.delivery"), imports.modules_of("dps_webhooks.services")
     assert not {(m, r) for m in delivery for r in imports.reached(m) if in_part(r, "dps_webhooks.services")}
     assert not {(m, r) for m in services for r in imports.reached(m) if in_part(r, "dps_webhooks.delivery")}
+    # and at run time (an import inside a function is not in the source view's graph)
+    loaded = loaded_in_a_fresh_interpreter(*services)
+    assert not {m for m in loaded if in_part(m, "dps_webhooks.delivery")}
 
 
 def test_the_answers_are_rendered_in_the_schemas_alone():

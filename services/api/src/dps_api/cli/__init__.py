@@ -7,7 +7,8 @@ this service). Expected failures print one line on stderr and exit 2; there is n
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 import psycopg.errors
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -27,17 +28,23 @@ EXIT_INPUT = 2  # bad input, unknown organization / user / key, missing configur
 EXIT_UNREACHABLE = 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None, stderr: TextIO | None = None,
+) -> int:
+    """The command; ``environ``, ``stdout`` and ``stderr`` are the process's unless given (a caller
+    in the same process, like the black-box suites' provisioning, gives its own)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse already printed usage and the problem
         return stop.code if isinstance(stop.code, int) else EXIT_INPUT
-    out = Output(args.json)
+    err = stderr or sys.stderr
+    out = Output(args.json, stdout, err)
     try:
         if args.handler is None:
-            return _migrate(out)
-        settings = AdminSettings.from_env()
+            return _migrate(out, environ)
+        settings = AdminSettings.from_env(environ)
         tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=1, application_name="dps-admin"))
         try:
             # another process's key cache is out of reach; its entries expire on their own
@@ -48,23 +55,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             tx.dispose()
     except (ServiceError, SettingsError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error}", file=err)
         return EXIT_INPUT
     except OperationalError as error:
-        print(f"error: cannot reach the database: {error.orig or error}".strip(), file=sys.stderr)
+        print(f"error: cannot reach the database: {error.orig or error}".strip(), file=err)
         return EXIT_UNREACHABLE
     except DBAPIError as error:
         if isinstance(error.orig, psycopg.errors.UndefinedTable):
-            print("error: the database is not migrated; run `dealpricing-admin migrate` first", file=sys.stderr)
+            print("error: the database is not migrated; run `dealpricing-admin migrate` first", file=err)
             return EXIT_INPUT
         raise
     return 0
 
 
-def _migrate(out: Output) -> int:
+def _migrate(out: Output, environ: Mapping[str, str] | None) -> int:
     from dps_api.db import migrate  # Alembic (and Mako) only for this command: a third of the others' start
 
-    settings = AdminSettings.from_env(needs_pepper=False)
+    settings = AdminSettings.from_env(environ, needs_pepper=False)
     migrate.upgrade(settings.database_url)
     if out.as_json:
         out.record("Migrated", {"revision": "head"})

@@ -15,8 +15,9 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt
 PYTEST := $(BIN)/python -m pytest
-# pytest-xdist workers for the parallel part of `make test` (auto: one per core).
-TEST_WORKERS ?= auto
+# pytest-xdist workers for `make test`: two per core, as its integration and contract tests mostly wait
+# (on servers, brokers, timers); `make test-fast`, all computation, has one per core.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
 MYPY_PACKAGES := -p dps_common -p dps_testing -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test test-fast tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
@@ -41,7 +42,7 @@ install: $(STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/dealpricing-dev
 
-# Lint, types, then the tests (README "Tests") on every core, one test module per worker at a time
+# Lint, types, then the tests (README "Tests") on TEST_WORKERS workers, one test module per worker at a time
 # (--dist loadgroup with the groups of dps_testing.grouping: a module's fixtures stay on one worker,
 # and the whole contract suite on one, so its stack is built once).
 test: lint typecheck tests
@@ -51,7 +52,7 @@ tests: $(STAMP) browser
 
 # The fast part of the tests (README "Tests"): unit and in-process HTTP ones, PostgreSQL only.
 test-fast: $(STAMP)
-	$(PYTEST) -m "unit or http" -n $(TEST_WORKERS) --dist loadgroup
+	$(PYTEST) -m "unit or http" -n auto --dist loadgroup
 
 # The browser tests drive Debian's Chromium (Playwright's own download needs the internet): install
 # it where apt can, as root; elsewhere those tests skip, and fail under CI=true.

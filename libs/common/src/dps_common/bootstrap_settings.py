@@ -4,7 +4,7 @@ default and one check in every service that reads it.
 Each service's ``Settings`` inherits the group it belongs to and declares only its own fields; its
 ``from_env`` passes ``**cls.shared_fields(env)`` on with them, then adds its own cross-field checks:
 
-- ``ServiceSettings``: every service (DATABASE_URL, DB_POOL_SIZE, LOG_LEVEL);
+- ``ServiceSettings``: every service (DATABASE_URL, DB_POOL_SIZE, LOG_LEVEL, DPS_ENVIRONMENT);
 - ``ApiClientSettings``: a service that calls the api (API_URL, API_CA_FILE): the console, and
 - ``ExternalApiSettings``: a service of the external API (CURSOR_SECRET, KEY_CACHE_TTL_SECONDS,
   AMQP_URL and EVENTS_EXCHANGE for key events, REDIS_URL and RATE_LIMIT_*): the api, and
@@ -26,12 +26,21 @@ from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.ratelimit.settings import RateLimitSettings
 from dps_common.settings import Env
 
+ENVIRONMENTS = ("production", "development")
+
 
 @dataclass(frozen=True, kw_only=True)
 class ServiceSettings:
     database_url: str
     db_pool_size: int = 5
     log_level: str = "INFO"
+    # DPS_ENVIRONMENT: "development" allows what only a developer's machine may (plain http:// for the
+    # console's address, the dispatcher's loopback receivers); production unless set
+    environment: str = "production"
+
+    @property
+    def development(self) -> bool:
+        return self.environment == "development"
 
     @classmethod
     def shared_fields(cls, env: Env) -> dict[str, Any]:
@@ -41,6 +50,7 @@ class ServiceSettings:
             "database_url": env.postgres_url("DATABASE_URL"),
             "db_pool_size": env.int("DB_POOL_SIZE", ServiceSettings.db_pool_size, minimum=1, maximum=100),
             "log_level": env.str("LOG_LEVEL", ServiceSettings.log_level),
+            "environment": _environment(env),
         }
 
 
@@ -88,3 +98,10 @@ class IntrospectingServiceSettings(ExternalApiSettings, ApiClientSettings):
     @classmethod
     def shared_fields(cls, env: Env) -> dict[str, Any]:
         return {**super().shared_fields(env), "internal_api_token": env.secret("INTERNAL_API_TOKEN").decode()}
+
+
+def _environment(env: Env) -> str:
+    environment = env.optional("DPS_ENVIRONMENT").strip().lower() or ServiceSettings.environment
+    if environment not in ENVIRONMENTS:
+        env.problems.append(f"DPS_ENVIRONMENT must be production or development, got {environment!r}")
+    return environment

@@ -38,6 +38,7 @@ def read(group, environ):
 def test_the_defaults():
     settings = read(IntrospectingServiceSettings, REQUIRED)
     assert (settings.database_url, settings.db_pool_size, settings.log_level) == ("postgresql://u@h/db", 5, "INFO")
+    assert (settings.environment, settings.development) == ("production", False)
     assert (settings.api_url, settings.api_ca_file) == ("https://api.example", "")  # no trailing slash
     assert (settings.cursor_secret, settings.internal_api_token) == (b"c" * 32, "t" * 32)
     assert (settings.key_cache_ttl_seconds, settings.amqp_url) == (60.0, "")  # no broker: key TTL only
@@ -47,7 +48,7 @@ def test_the_defaults():
 
 def test_each_group_reads_only_its_own_variables():
     service = {"DATABASE_URL": REQUIRED["DATABASE_URL"]}
-    assert set(ServiceSettings.shared_fields(Env(service))) == {"database_url", "db_pool_size", "log_level"}
+    assert set(ServiceSettings.shared_fields(Env(service))) == {"database_url", "db_pool_size", "log_level", "environment"}
     assert read(ApiClientSettings, {**service, "API_URL": "http://api"}).api_url == "http://api"
     assert read(ExternalApiSettings, {**service, "CURSOR_SECRET": "c" * 32}).cursor_secret == b"c" * 32
     with pytest.raises(SettingsError, match="API_URL is required"):
@@ -58,7 +59,9 @@ def test_every_value_is_read():
     settings = read(IntrospectingServiceSettings, {
         **REQUIRED, "DB_POOL_SIZE": "7", "LOG_LEVEL": "DEBUG", "API_CA_FILE": "/ca.pem", "KEY_CACHE_TTL_SECONDS": "0",
         "AMQP_URL": "amqp://broker", "EVENTS_EXCHANGE": "events", "REDIS_URL": "redis://r:6379/0",
+        "DPS_ENVIRONMENT": " Development",
     })
+    assert settings.development
     assert (settings.db_pool_size, settings.log_level, settings.api_ca_file) == (7, "DEBUG", "/ca.pem")
     assert (settings.key_cache_ttl_seconds, settings.amqp_url, settings.events_exchange) == (0.0, "amqp://broker", "events")
     assert settings.rate_limits.storage_url == "redis://r:6379/0"
@@ -70,7 +73,7 @@ def test_every_problem_is_named_in_one_message():
     with pytest.raises(SettingsError) as raised:
         read(IntrospectingServiceSettings, {
             "DATABASE_URL": "mysql://u@h/db", "DB_POOL_SIZE": "0", "API_URL": "ftp://api", "CURSOR_SECRET": "short",
-            "KEY_CACHE_TTL_SECONDS": "-1", "REDIS_URL": "memcached://m",
+            "KEY_CACHE_TTL_SECONDS": "-1", "REDIS_URL": "memcached://m", "DPS_ENVIRONMENT": "staging",
         })
     message = str(raised.value)
     for part in (
@@ -78,6 +81,7 @@ def test_every_problem_is_named_in_one_message():
         "DB_POOL_SIZE must be between 1 and 100",
         "API_URL must be an http(s):// URL, got 'ftp://api'",
         "CURSOR_SECRET must be at least 32 characters",
+        "DPS_ENVIRONMENT must be production or development, got 'staging'",
         "KEY_CACHE_TTL_SECONDS must be between 0",
         "INTERNAL_API_TOKEN is required",
         "REDIS_URL must be a redis://",

@@ -27,7 +27,6 @@ class Settings(ApiClientSettings):
     mail_from: str
     public_url: str  # where browsers reach the console, e.g. http://127.0.0.1:8083/console (no trailing /)
     secret_key: bytes  # 32 bytes: CSRF tokens' HMAC and the credential's AES-GCM key are derived from it
-    environment: str = "production"
     sign_in_per_email: int = 5  # sign-in mails asked for one address per window
     sign_in_per_client: int = 30  # sign-in mails asked from one client address per window
     sign_in_window_seconds: int = 900
@@ -56,7 +55,6 @@ class Settings(ApiClientSettings):
             mail_from=_mail_from(env),
             public_url=env.http_url("CONSOLE_PUBLIC_URL"),
             secret_key=env.key("CONSOLE_SECRET_KEY"),
-            environment=env.str("DPS_ENVIRONMENT", "production"),
             sign_in_per_email=env.int("CONSOLE_SIGN_IN_PER_EMAIL", 5, minimum=1, maximum=1000),
             sign_in_per_client=env.int("CONSOLE_SIGN_IN_PER_CLIENT", 30, minimum=1, maximum=100000),
             sign_in_window_seconds=env.int("CONSOLE_SIGN_IN_WINDOW_SECONDS", 900, minimum=1, maximum=86400),
@@ -65,7 +63,7 @@ class Settings(ApiClientSettings):
         )
         if settings.public_url and urlsplit(settings.public_url).path in ("", "/"):
             env.problems.append("CONSOLE_PUBLIC_URL must end with the console's path, e.g. https://app.example/console")
-        if settings.environment != "development" and settings.public_url.startswith("http://"):
+        if not settings.development and settings.public_url.startswith("http://"):
             env.problems.append("CONSOLE_PUBLIC_URL must be https:// unless DPS_ENVIRONMENT=development")
         env.check()
         return settings

@@ -21,7 +21,6 @@ from dps_common.messaging import DEFAULT_AMQP_URL
 from dps_common.messaging.shards import MAX_SHARDS
 from dps_common.settings import Env, Network
 
-ENVIRONMENTS = ("production", "development")
 # Gaps before attempts 2..8: 30 s widening to about an hour, 1 h 59 min from first to eighth attempt.
 DEFAULT_RETRY_GAPS = (30.0, 90.0, 300.0, 600.0, 1200.0, 1800.0, 3120.0)
 
@@ -88,10 +87,7 @@ class Settings(IntrospectingServiceSettings):
             metrics_host=env.str("WEBHOOK_WORKER_METRICS_HOST", cls.metrics_host),
             allow_insecure_loopback=env.bool("WEBHOOK_ALLOW_INSECURE_LOOPBACK"),
         )
-        environment = env.optional("DPS_ENVIRONMENT").strip().lower() or "production"
-        if environment not in ENVIRONMENTS:
-            env.problems.append(f"DPS_ENVIRONMENT must be production or development, got {environment!r}")
-        elif settings.allow_insecure_loopback and environment != "development":
+        if settings.allow_insecure_loopback and not settings.development:
             env.problems.append(
                 "WEBHOOK_ALLOW_INSECURE_LOOPBACK is a development setting (plain http:// to loopback receivers): "
                 "it is refused unless DPS_ENVIRONMENT=development; never set it in production"

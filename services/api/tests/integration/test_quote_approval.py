@@ -18,6 +18,7 @@ from dps_common.json import dumps, loads
 
 from dps_api.db.models.identity import Organization, User
 from dps_api.db.models.quotes import Quote
+from dps_api.domain.approval_rules import QuoteTerms
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts
 from dps_api.services.quote_lookup import find_quote
@@ -55,12 +56,14 @@ def test_facts_are_what_the_rules_evaluate(tx, org, quote):
         quote_id=uuid.UUID(quote["id"]),
         owner_user_id=org.user.user_id,
         status="DRAFT",
-        currency="USD",
-        total_contract_value=Decimal("10200.00"),  # (185 + 240) x 24
-        max_discount_percent=Decimal("20.0000"),
-        subscription_term_months=24,
-        locked_below_list=True,
         line_count=2,
+        terms=QuoteTerms(
+            currency="USD",
+            total_contract_value=Decimal("10200.00"),  # (185 + 240) x 24
+            max_discount_percent=Decimal("20.0000"),
+            subscription_term_months=24,
+            locked_below_list=True,
+        ),
     )
     assert quote["totals"]["totalContractValue"] == "10200.00"
 

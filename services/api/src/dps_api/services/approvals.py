@@ -43,7 +43,7 @@ from dps_api.domain.approval_flow import (
     RuleGroupRef,
 )
 from dps_api.domain.approval_requests import ApprovalRequestView
-from dps_api.domain.approval_rules import QuoteTerms, RuleSpec, fired_rules
+from dps_api.domain.approval_rules import RuleSpec, fired_rules
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.approvals import render_approval
 from dps_api.services.approval_config import members_of, rule_condition
@@ -81,16 +81,6 @@ def _check_quote_owner(principal: Principal, facts: QuoteFacts) -> None:
         )
 
 
-def _terms(facts: QuoteFacts) -> QuoteTerms:
-    return QuoteTerms(
-        currency=facts.currency,
-        total_contract_value=facts.total_contract_value,
-        max_discount_percent=facts.max_discount_percent,
-        subscription_term_months=facts.subscription_term_months,
-        locked_below_list=facts.locked_below_list,
-    )
-
-
 def _chain(session: Session, organization_id: UUID, facts: QuoteFacts) -> tuple[flow_rules.Step, ...]:
     """The organization's active rules evaluated against the quote, built into the approval chain."""
     stmt = (
@@ -103,7 +93,7 @@ def _chain(session: Session, organization_id: UUID, facts: QuoteFacts) -> tuple[
     for rule, step in session.execute(stmt):
         specs.append(RuleSpec(rule.id, rule.name, rule_condition(rule), rule.approval_group_id, rule.rule_group_id))
         steps_of[rule.id] = RuleGroupRef(step.id, step.name, step.position) if step is not None else None
-    fired = [FiredRule(r.id, r.name, r.approval_group_id, steps_of[r.id]) for r in fired_rules(specs, _terms(facts))]
+    fired = [FiredRule(r.id, r.name, r.approval_group_id, steps_of[r.id]) for r in fired_rules(specs, facts.terms)]
     group_ids = sorted({r.approval_group_id for r in fired})
     groups = list(session.scalars(select(ApprovalGroup).where(ApprovalGroup.id.in_(group_ids)))) if group_ids else []
     members = members_of(session, group_ids)

@@ -7,14 +7,14 @@ commit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy.orm import Session
 
+from dps_api.domain.approval_rules import QuoteTerms
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.outbox import record_event
@@ -27,12 +27,12 @@ class QuoteFacts:
     quote_id: UUID
     owner_user_id: UUID
     status: QuoteStatus
-    currency: str
-    total_contract_value: Decimal
-    max_discount_percent: Decimal
-    subscription_term_months: int
-    locked_below_list: bool
     line_count: int
+    terms: QuoteTerms  # what the rules evaluate
+
+
+# the quote's columns of the same names: a term the rules start to look at is declared once, in QuoteTerms
+_TERMS = tuple(field.name for field in fields(QuoteTerms))
 
 
 def lock_quote_facts(session: Session, organization_id: UUID, quote_id: UUID) -> QuoteFacts:
@@ -44,12 +44,8 @@ def lock_quote_facts(session: Session, organization_id: UUID, quote_id: UUID) ->
         quote_id=quote.id,
         owner_user_id=quote.owner_user_id,
         status=quote.status,
-        currency=quote.currency,
-        total_contract_value=quote.total_contract_value,
-        max_discount_percent=quote.max_discount_percent,
-        subscription_term_months=quote.subscription_term_months,
-        locked_below_list=quote.locked_below_list,
         line_count=quote.line_count,
+        terms=QuoteTerms(**{name: getattr(quote, name) for name in _TERMS}),
     )
 
 

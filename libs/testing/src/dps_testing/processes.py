@@ -3,6 +3,7 @@ health and metrics endpoints of the processes that serve no other HTTP."""
 
 from __future__ import annotations
 
+import random
 import signal
 import socket
 import subprocess
@@ -33,10 +34,34 @@ def write_tls_files(folder: Path) -> dict[str, str]:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port on 127.0.0.1 that nothing listens on now, for a server that binds it later.
+
+    Drawn below the kernel's ephemeral range, not from it (port 0): between this pick and the
+    server's bind, any outgoing connection on the machine may take an ephemeral port (with four
+    test workers, a ``make run`` test lost its dispatcher's port that way). Outside the range only
+    another listener can, and the picks are random."""
+    low, high = _ephemeral_ports()
+    picks = range(_LOWEST_PICKED, low) if low - _LOWEST_PICKED >= 1000 else range(high + 1, 65536)
+    while True:
+        port = random.choice(picks)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+
+
+_LOWEST_PICKED = 10000  # above the well-known and most registered servers' ports
+
+
+def _ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range for outgoing connections (Linux; its default elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def bound_listener() -> socket.socket:

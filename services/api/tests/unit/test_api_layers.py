@@ -32,3 +32,11 @@ def test_the_answers_are_rendered_in_the_schemas_alone():
     outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
     assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
                 if isinstance(f, ast.FunctionDef) and f.name.startswith("render_")]
+
+
+def test_the_package_is_seen_whole():
+    """The checks are only as good as the modules and imports they walk: some known ones."""
+    imports = TestLayers.layers.imports
+    assert {"dps_api.cli", "dps_api.cli.commands", "dps_api.seed", "dps_api.domain.quote_views"} <= set(imports.modules)
+    assert "dps_api.db.models.catalog" in imports.reached("dps_api.services.pricebooks")
+    assert TestLayers.layers.layer_of("dps_api.seed.client") == "entry points"

@@ -72,3 +72,13 @@ def test_the_answers_are_rendered_in_the_schemas_alone():
     below = [m for m in layers.imports.modules if layers.layer_of(m) in {"domain", "db", "services", "support"}]
     assert not [f"{m}.{f.name}" for m in below for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
                 if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]
+
+
+def test_the_package_is_seen_whole():
+    """The checks are only as good as the modules and imports they walk: some known ones."""
+    imports = TestLayers.layers.imports
+    assert {"dps_webhooks.services.intake", "dps_webhooks.delivery.hand_over", "dps_webhooks.domain.backoff"} <= set(
+        imports.modules
+    )
+    assert "dps_webhooks.db.models" in imports.reached("dps_webhooks.services.intake")
+    assert TestLayers.layers.layer_of("dps_webhooks.delivery.worker") == "entry points"

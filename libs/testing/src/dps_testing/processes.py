@@ -124,9 +124,9 @@ def wait_ready(process: subprocess.Popen[bytes], url: str, ca_file: str, log_pat
     _wait_for_200(process, url, lambda session: session.get(url, verify=ca_file, timeout=2), log_path)
 
 
-def wait_healthy(process: subprocess.Popen[bytes], origin: str) -> None:
-    """Until ``origin/healthz`` (plain HTTP, ``dps_common.process_server``) answers 200."""
-    url = origin + "/healthz"
+def wait_healthy(process: subprocess.Popen[bytes], origin: str, path: str = "/healthz") -> None:
+    """Until ``origin + path`` (plain HTTP; ``/healthz`` of ``dps_common.process_server``) answers 200."""
+    url = origin + path
     _wait_for_200(process, url, lambda session: session.get(url, timeout=2))
 
 

@@ -36,10 +36,10 @@ def write_tls_files(folder: Path) -> dict[str, str]:
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on now, for a server that binds it later.
 
-    Drawn below the kernel's ephemeral range, not from it (port 0): between this pick and the
-    server's bind, any outgoing connection on the machine may take an ephemeral port (with four
-    test workers, a ``make run`` test lost its dispatcher's port that way). Outside the range only
-    another listener can, and the picks are random."""
+    Drawn outside the kernel's ephemeral range (below it, unless it starts low), not from it (port
+    0): between this pick and the server's bind, any outgoing connection on the machine may take an
+    ephemeral port (with four test workers, a ``make run`` test lost its dispatcher's port that
+    way). Outside the range only another listener can, and the picks are random."""
     low, high = _ephemeral_ports()
     picks = range(_LOWEST_PICKED, low) if low - _LOWEST_PICKED >= 1000 else range(high + 1, 65536)
     while True:

@@ -34,25 +34,32 @@ def write_tls_files(folder: Path) -> dict[str, str]:
 
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now, for a server that binds it later.
+    """A port on 127.0.0.1 that nothing listens on now and that this process has not given out
+    before, for a server that binds it later.
 
     Drawn outside the kernel's ephemeral range (below it, unless it starts low), not from it (port
     0): between this pick and the server's bind, any outgoing connection on the machine may take an
     ephemeral port (with four test workers, a ``make run`` test lost its dispatcher's port that
-    way). Outside the range only another listener can, and the picks are random."""
+    way). Outside the range only another listener can. Drawn from the system's randomness, not the
+    ``random`` module's state, which tests and Hypothesis may seed: two workers must not draw alike."""
     low, high = _ephemeral_ports()
     picks = range(_LOWEST_PICKED, low) if low - _LOWEST_PICKED >= 1000 else range(high + 1, 65536)
     while True:
-        port = random.choice(picks)
+        port = _RANDOM.choice(picks)
+        if port in _GIVEN:
+            continue
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+        _GIVEN.add(port)
+        return port
 
 
 _LOWEST_PICKED = 10000  # above the well-known and most registered servers' ports
+_RANDOM = random.SystemRandom()
+_GIVEN: set[int] = set()  # a few hundred a run, of some 20,000
 
 
 def _ephemeral_ports() -> tuple[int, int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 import ssl
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +20,10 @@ INVALID_KEY = "Invalid API key."
 
 
 KeyLike = Member | str | None
+# The servers close a keep-alive connection after 5 s idle (dps_common.gunicorn_conf.keepalive): a
+# request sent on it just then is lost ("Remote end closed connection without response"). A thread
+# whose connections have been idle this long starts on new ones.
+IDLE_SECONDS = 4.0
 
 
 class Api:
@@ -27,11 +33,24 @@ class Api:
         self.origin = origin
         self.base_url = origin + prefix
         self.ca_file = ca_file
-        self.session = requests.Session()
-        self.session.trust_env = False  # neither a proxy nor REQUESTS_CA_BUNDLE may stand in for the test CA
+        self.headers: dict[str, str] = {}  # sent with every request (a test's own, e.g. Connection: close)
+        self._local = threading.local()  # a session per thread: tests call from several at once
+
+    @property
+    def session(self) -> requests.Session:
+        """This thread's session, a new one when its connections may be closing on the server's side."""
+        local, now = self._local, time.monotonic()
+        session: requests.Session | None = getattr(local, "session", None)
+        if session is None or now - local.used > IDLE_SECONDS:
+            if session is not None:
+                session.close()
+            session = local.session = requests.Session()
+            session.trust_env = False  # neither a proxy nor REQUESTS_CA_BUNDLE may stand in for the test CA
+        local.used = now
+        return session
 
     def call(self, method: str, path: str, key: KeyLike = None, *, absolute: bool = False, **kwargs: Any) -> requests.Response:
-        headers = dict(kwargs.pop("headers", None) or {})
+        headers = {**self.headers, **(kwargs.pop("headers", None) or {})}
         if isinstance(key, Member):
             headers["x-api-key"] = key.key
         elif isinstance(key, str):

@@ -69,7 +69,7 @@ def flood_servers(server_env, webhooks_env, tls_files, tmp_path_factory) -> Iter
 def fresh(api: Api) -> Api:
     """A client on a new connection per request, so that requests spread over gunicorn's workers."""
     client = Api(api.origin, api.ca_file)
-    client.session.headers["Connection"] = "close"
+    client.headers["Connection"] = "close"
     return client
 
 

@@ -81,7 +81,11 @@ def test_a_push_creates_exactly_the_spec_fields(billing, org, account):
         (platform, "Platform", "ANNUAL"),  # then the product's short name
         (onboarding, onboarding["name"], "ONE_TIME"),  # then its name
     ]
-    assert [p.form for p in products] == [
+    # the worker pushes the lines side by side (LINES_IN_FLIGHT): the platform sees them in any order
+    product_of_line = {p.form["metadata"]["service_product_input_id"]: p for p in products}
+    assert len(products) == len(product_of_line) == len(expected_products)
+    in_line_order = [product_of_line[line[product["id"]]["id"]] for product, _, _ in expected_products]
+    assert [p.form for p in in_line_order] == [
         {"name": name, "metadata": {
             "service_product_input_id": line[product["id"]]["id"],
             "service_product_spec_id": product["specId"],
@@ -89,7 +93,10 @@ def test_a_push_creates_exactly_the_spec_fields(billing, org, account):
         }}
         for product, name, frequency in expected_products
     ]
-    product_ids = [p.response["id"] for p in products]
+    product_ids = [p.response["id"] for p in in_line_order]
+    price_of_product = {p.form["product"]: p for p in prices}
+    assert len(prices) == len(price_of_product) == len(product_ids)
+    prices = [price_of_product[product_id] for product_id in product_ids]
     quarterly = {"interval": "month", "interval_count": "3"}
     assert [p.form for p in prices] == [
         # 100.00 a month, 10 % off, for a quarter: 270.00 in cents

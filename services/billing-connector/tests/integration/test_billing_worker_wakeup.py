@@ -9,7 +9,7 @@ import time
 import pytest
 import requests
 
-from dps_testing.processes import free_port
+from dps_testing.processes import free_port, wait_healthy
 
 from billing_helpers import connect, line, quote
 from push_helpers import request_push, wait_for, worker_process, worker_thread
@@ -44,20 +44,10 @@ def test_the_worker_serves_its_health_and_metrics_while_its_loop_turns(settings_
     """``BILLING_WORKER_METRICS_PORT``: the probes and the scraper of a deployment reach the worker."""
     port = free_port()
     worker = worker_process({**settings_env, "BILLING_WORKER_METRICS_PORT": str(port)}, tmp_path / "worker.log")
+    origin = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while (health := _get(f"http://127.0.0.1:{port}/healthz")) is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert health is not None and health.status_code == 200
-        metrics = _get(f"http://127.0.0.1:{port}/metrics")
-        assert metrics is not None and "process_cpu_seconds_total" in metrics.text
+        wait_healthy(worker, origin)  # /healthz answers 200
+        assert "process_cpu_seconds_total" in requests.get(origin + "/metrics", timeout=10).text
     finally:
         worker.terminate()
         assert worker.wait(timeout=30) == 0
-
-
-def _get(url: str) -> requests.Response | None:
-    try:
-        return requests.get(url, timeout=2)
-    except requests.RequestException:  # not listening yet, or too busy to answer in time: asked again
-        return None

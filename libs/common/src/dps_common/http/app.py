@@ -105,11 +105,10 @@ class Api:
             return document
 
         own = functools.cache(build)
-        served = _OpenApi(lambda: Assembled(own(), complete=True))
-        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", served)
-        if parts:
-            served = _OpenApi(DocumentAssembler(own, parts, fetch_json(verify)).current)
-        self.app.add_route(API_PREFIX + "/openapi.json", served)
+        own_document = _OpenApi(lambda: Assembled(own(), complete=True))
+        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", own_document)
+        merged = _OpenApi(DocumentAssembler(own, parts, fetch_json(verify)).current) if parts else own_document
+        self.app.add_route(API_PREFIX + "/openapi.json", merged)
 
 
 class _OpenApi:

@@ -87,6 +87,10 @@ class AuthorizeResource:
                 "`?billing=connected` or `?billing=error&code=...`."
             ),
             operation_id="authorizeBillingConnection",
+            # The start URL carries the flow's ticket, a secret: only its SHA-256 is stored, and an answer
+            # kept for an Idempotency-Key holds it as null, so neither the table nor a replay yields a ticket.
+            secret_fields=("startUrl",),
+            secret_renewal="POST /billing-connection/authorize",
         ),
     }
 

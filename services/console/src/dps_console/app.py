@@ -20,7 +20,15 @@ from dps_common.http.middleware import Observability, RequestContext
 
 from dps_console import SERVICE
 from dps_console.composition import make_context
-from dps_console.resources.web import ROOT, ConsoleMiddleware, Cookies, Renderer, install_error_pages
+from dps_console.resources.web import (
+    FAVICON_PATH,
+    ROOT,
+    ConsoleMiddleware,
+    Cookies,
+    Favicon,
+    Renderer,
+    install_error_pages,
+)
 from dps_console.routes import add_routes
 from dps_console.services.mail import Mailer
 from dps_console.settings import Settings
@@ -32,7 +40,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
                now: Callable[[], datetime] = utc_now) -> falcon.App[falcon.Request, falcon.Response]:
     ctx = make_context(settings, tx=tx, mailer=mailer, now=now)
     cookies = Cookies(settings)
-    renderer = Renderer(ctx.keys.csrf)
+    renderer = Renderer(ctx.keys.csrf, now)
     middleware: list[Any] = [
         RequestContext(),
         ConsoleMiddleware(settings, ctx.sessions, cookies, ctx.keys.csrf, renderer),
@@ -48,6 +56,7 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
     app.add_route("/readyz", Readiness({"database": lambda: ping(ctx.tx)}))
     app.add_route("/metrics", Metrics())
     app.add_static_route(ROOT + "/static", str(STATIC))
+    app.add_route(FAVICON_PATH, Favicon())
     add_routes(app, ctx, renderer, cookies)
     app.context = ctx
     return app

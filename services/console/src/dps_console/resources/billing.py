@@ -9,9 +9,10 @@ from typing import Any
 import falcon
 
 from dps_console.context import AppContext
-from dps_console.resources.web import ROOT, Cookies, Renderer, redirect, signed_in
+from dps_console.resources.web import ROOT, Cookies, Renderer, path_id, redirect, signed_in
 from dps_console.services.backends import ServiceRefused
 
+QUOTE_NAMES_PER_PAGE = 25  # the pushes page lists 25 pushes: at most one quote read per push
 RESULT_CODES = {
     "access_denied": "The installation was cancelled on the billing platform.",
     "invalid_state": "The connect link expired or was used already. Connect again.",
@@ -91,12 +92,29 @@ class Pushes:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         session = signed_in(req)
-        params = {"limit": "50"}
+        params = {"limit": str(QUOTE_NAMES_PER_PAGE)}
         if req.get_param("cursor"):
             params["cursor"] = req.get_param("cursor") or ""
         answer = self._ctx.backends.billing.call("GET", "/billing-pushes", session.credential, params=params)
+        pushes = answer.get("billingPushes", [])
         self._renderer.render(req, resp, "pushes.html", section="pushes" if not session.person.is_admin else "billing",
-                              pushes=answer.get("billingPushes", []), next_cursor=answer.get("nextCursor"))
+                              pushes=pushes, quote_names=self._quote_names(pushes, session.credential),
+                              next_cursor=answer.get("nextCursor"))
+
+    def _quote_names(self, pushes: list[dict[str, Any]], credential: str) -> dict[str, str]:
+        """The quotes' names, read from the api (the connector's push carries only the quote's id):
+        one call per quote of the page, at most ``QUOTE_NAMES_PER_PAGE``; a quote the person may not
+        read (or gone) keeps its id."""
+        names: dict[str, str] = {}
+        ids = list(dict.fromkeys(str(p.get("quoteId")) for p in pushes if not p.get("quoteName") and p.get("quoteId")))
+        for quote_id in ids[:QUOTE_NAMES_PER_PAGE]:
+            try:
+                quote = self._ctx.backends.api.call("GET", f"/pricing-quotes/{path_id(quote_id)}", credential)
+            except (ServiceRefused, falcon.HTTPNotFound):
+                continue
+            if isinstance(quote, dict) and isinstance(quote.get("name"), str) and quote["name"]:
+                names[quote_id] = quote["name"]
+        return names
 
 
 def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,

@@ -10,10 +10,12 @@ import falcon
 
 from dps_console.context import AppContext
 from dps_console.domain.problems import Problem
+from dps_console.resources.listing import filter_by_status, key_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, first, path_id, redirect, signed_in
 from dps_console.services.backends import ServiceRefused
 
 FORM_FIELDS = ("name", "role", "userId")
+KEY_STATUSES = (("active", "active"), ("revoked", "revoked"))
 
 
 def _paging(req: falcon.Request) -> dict[str, str]:
@@ -35,8 +37,9 @@ class KeyList:
             self._renderer.render(req, resp, "keys.html", section="keys", no_access=True, keys=[], next_cursor=None)
             return
         answer = self._ctx.backends.api.call("GET", "/api-keys", session.credential, params=_paging(req))
+        view = filter_by_status(req, answer.get("apiKeys", []), KEY_STATUSES, key_status)
         self._renderer.render(req, resp, "keys.html", section="keys", no_access=False,
-                              keys=answer.get("apiKeys", []), next_cursor=answer.get("nextCursor"))
+                              keys=view.shown, view=view, next_cursor=answer.get("nextCursor"))
 
 
 class NewKey:
@@ -49,7 +52,10 @@ class NewKey:
         people: list[dict[str, Any]] = []
         if session.person.is_admin:
             people = self._ctx.backends.api.call("GET", "/people", session.credential, params={"limit": "500"})["people"]
-        self._form(req, resp, people=people, values={"userId": session.person.user_id, "role": session.person.role})
+        # least privilege first: the lowest role offered is preselected, never the person's own
+        offered = session.person.roles_offered()
+        self._form(req, resp, people=people, values={"userId": session.person.user_id,
+                                                     "role": offered[-1] if offered else ""})
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         session = signed_in(req)

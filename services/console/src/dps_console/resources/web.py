@@ -11,16 +11,21 @@ body, rendering a template, redirects and the error pages.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 import falcon
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from dps_common.clock import utc_now
+
 from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
 from dps_console.domain.problems import Problem
-from dps_console.domain.tokens import new_token
+from dps_console.domain.tokens import looks_like_token, new_token
+from dps_console.resources import formatting
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.sessions import ActiveSession, Sessions
 from dps_console.settings import Settings
@@ -62,6 +67,12 @@ class Cookies:
         values = req.get_cookie_values(name)
         return values[0] if values else None
 
+    def start_session(self, req: falcon.Request, resp: falcon.Response, value: str) -> None:
+        """The new session's cookie; the browser's stale one (if any) is then replaced, not cleared
+        (``ConsoleMiddleware.process_response``)."""
+        self.set(resp, self.session, value)
+        req.context.session_cookie_set = True
+
 
 class ConsoleMiddleware:
     def __init__(self, settings: Settings, sessions: Sessions, cookies: Cookies, csrf_key: bytes, renderer: "Renderer"):
@@ -75,12 +86,13 @@ class ConsoleMiddleware:
         req.context.session = None
         req.context.form = {}
         page = req.path == ROOT or req.path.startswith(ROOT + "/")
-        if not page or req.path.startswith(ROOT + "/static/") or req.path == ROOT + "/healthz":
+        if not page or req.path.startswith(ROOT + "/static/") or req.path in (ROOT + "/healthz", FAVICON_PATH):
             return
         cookie = self._cookies.read(req, self._cookies.session)
         req.context.session = self._sessions.load(cookie, take_notice=req.method == "GET")
-        if req.context.session is None and cookie is not None:
-            self._cookies.clear(resp, self._cookies.session)
+        # cleared on the way out unless the page sets a new one: a cookie set twice on one response
+        # keeps the first one's attributes (its 1970 expiry), and a sign-in would set a dead cookie
+        req.context.stale_session_cookie = req.context.session is None and cookie is not None
         pre = self._cookies.read(req, self._cookies.pre_session)
         if req.context.session is None and pre is None and req.method == "GET":
             pre = new_token()
@@ -102,6 +114,8 @@ class ConsoleMiddleware:
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool) -> None:
         for name, value in SECURITY_HEADERS.items():
             resp.set_header(name, value)
+        if req.context.get("stale_session_cookie") and not req.context.get("session_cookie_set"):
+            self._cookies.clear(resp, self._cookies.session)
 
 
 def read_form(req: falcon.Request) -> dict[str, list[str]]:
@@ -119,7 +133,7 @@ def first(form: dict[str, list[str]], name: str, default: str = "") -> str:
 
 
 class Renderer:
-    def __init__(self, csrf_key: bytes):
+    def __init__(self, csrf_key: bytes, now: Callable[[], datetime] = utc_now):
         self._csrf_key = csrf_key
         self.env = Environment(
             loader=PackageLoader("dps_console", "templates"),
@@ -128,7 +142,9 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.globals["root"] = ROOT
+        self.env.globals["one_time_token"] = new_token  # a fresh one for every form rendered (_forms.html)
         self.env.filters["external_url"] = external_url
+        formatting.install(self.env, now)
 
     def render(self, req: falcon.Request, resp: falcon.Response, template: str, *,
                status: int = 200, **values: Any) -> None:
@@ -154,6 +170,25 @@ def signed_in(req: falcon.Request) -> ActiveSession:
     if session is None:
         raise redirect(ROOT + "/sign-in")
     return session
+
+
+def allowed(req: falcon.Request, part: str) -> ActiveSession:
+    """The signed-in person, when their role may use ``part`` of the console (``Person.may_use``);
+    otherwise a 403 page saying what they cannot do and whom to ask, with no form."""
+    session = signed_in(req)
+    if not session.person.may_use(part):
+        raise falcon.HTTPForbidden(title="Not allowed", description=session.person.refusal(part))
+    return session
+
+
+def form_page_token(req: falcon.Request) -> str:
+    """The one-time token of a page that is one form (an issue form, a confirmation): carried in the
+    page's own address (``?form=``), so the page shown again by Back holds the same token, and
+    sending it again is a repeat, not a second action. Opened without one: redirected to a fresh one."""
+    token = req.get_param("form")
+    if token is not None and looks_like_token(token):
+        return token
+    raise falcon.HTTPFound(f"{req.path}?form={new_token()}")
 
 
 def install_error_pages(app: falcon.App[falcon.Request, falcon.Response], renderer: Renderer,
@@ -201,9 +236,46 @@ def show_error(renderer: Renderer, req: falcon.Request, resp: falcon.Response, p
         renderer.render(req, resp, "error.html", status=502, title="A service could not answer",
                         message=f"The {service} could not answer ({problem.status}). Try again in a moment.")
     else:
-        title = {403: "Not allowed", 429: "Too many requests"}.get(problem.status, "Refused")
-        renderer.render(req, resp, "error.html", status=problem.status, title=title,
-                        message=f"The {service} refused: {problem.message}", code=problem.code)
+        session: ActiveSession | None = req.context.get("session")
+        title, message = refusal_words(problem, session.person.role if session else "")
+        organization = session.person.organization_name if session else ""
+        renderer.render(req, resp, "error.html", status=problem.status, title=title, message=message,
+                        ask=problem.status == 403, organization=organization,
+                        developer={"service": service, "status": problem.status, "code": problem.code,
+                                   "detail": problem.message})
+
+
+REFUSALS = {
+    "missing_scope": "Your role{role} does not allow this.",
+    "role_too_high": "A key cannot have a higher role than your own{role}.",
+    "not_quote_owner": "Only the quote's owner or an administrator can do this.",
+}
+
+
+def refusal_words(problem: Problem, role: str) -> tuple[str, str]:
+    """A service's refusal as a person reads it: what they cannot do here (the code and the
+    service's own words go to the page's details for a developer)."""
+    if problem.status == 403:
+        said = REFUSALS.get(problem.code, "You are not allowed to do this.")
+        return "You cannot do this here", said.format(role=f" ({role})" if role else "")
+    if problem.status == 429:
+        return "Too many requests", "Wait a minute, then try again."
+    if problem.status == 409:
+        return "This cannot be done now", "It conflicts with the item's current state. Open it again to see where it stands."
+    return "This could not be done", "What was sent is not accepted. Go back, check the form and try again."
+
+
+FAVICON_PATH = ROOT + "/favicon.ico"
+_FAVICON = Path(__file__).resolve().parents[1] / "static" / "favicon.svg"
+
+
+class Favicon:
+    """``/console/favicon.ico``, which browsers ask for by themselves: the console's SVG icon (the
+    pages link it as ``static/favicon.svg``), so no page load ends in a 404."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.content_type = "image/svg+xml"
+        resp.data = _FAVICON.read_bytes()
 
 
 def path_id(value: str) -> str:

@@ -1,6 +1,6 @@
 """Webhook endpoints: the list, one endpoint with its actions, create and edit (event types picked
 from the dispatcher's catalogue), pause, resume, re-activate, rotate the secret (shown once), send a
-test, delete; the event catalogue. Deliveries are in ``deliveries``."""
+test, revoke (``/delete``: DELETE at the dispatcher, "revocation" in the spec); the event catalogue. Deliveries are in ``deliveries``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import falcon
 from dps_console.context import AppContext
 from dps_console.domain.problems import Problem
 from dps_console.resources import deliveries
+from dps_console.resources.listing import endpoint_status, filter_by_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, first, path_id, redirect, signed_in
 from dps_console.services.backends import ServiceRefused
 
 FORM_FIELDS = ("url", "description", "eventTypes")
 STATUS_ACTIONS = {"pause": "PAUSED", "resume": "ACTIVE", "reactivate": "ACTIVE"}
+ENDPOINT_STATUSES = (("active", "active"), ("paused", "paused"), ("disabled", "disabled"), ("revoked", "revoked"))
 
 
 class Endpoints:
@@ -29,8 +31,9 @@ class Endpoints:
         if req.get_param("cursor"):
             params["cursor"] = req.get_param("cursor") or ""
         answer = self._ctx.backends.webhooks.call("GET", "/webhook-configs", session.credential, params=params)
-        self._renderer.render(req, resp, "webhooks.html", section="webhooks",
-                              endpoints=answer.get("webhookConfigs", []), next_cursor=answer.get("nextCursor"))
+        view = filter_by_status(req, answer.get("webhookConfigs", []), ENDPOINT_STATUSES, endpoint_status)
+        self._renderer.render(req, resp, "webhooks.html", section="webhooks", endpoints=view.shown, view=view,
+                              next_cursor=answer.get("nextCursor"))
 
 
 class Endpoint:
@@ -158,16 +161,16 @@ class Delete:
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str) -> None:
         signed_in(req)
         self._renderer.render(
-            req, resp, "confirm.html", section="webhooks", title="Delete this webhook endpoint?",
-            explanation="No more events are delivered to it. This cannot be undone.",
-            action=f"{ROOT}/webhooks/{path_id(endpoint_id)}/delete", button="Delete endpoint",
+            req, resp, "confirm.html", section="webhooks", title="Revoke this webhook endpoint?",
+            explanation="No more events are delivered to it, and it cannot be used again. This cannot be undone.",
+            action=f"{ROOT}/webhooks/{path_id(endpoint_id)}/delete", button="Revoke endpoint",
             cancel=f"{ROOT}/webhooks/{endpoint_id}",
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str) -> None:
         session = signed_in(req)
         self._ctx.backends.webhooks.call("DELETE", f"/webhook-configs/{path_id(endpoint_id)}", session.credential)
-        self._ctx.sessions.note(session, "The endpoint is deleted.")
+        self._ctx.sessions.note(session, "The endpoint is revoked.")
         raise redirect(ROOT + "/webhooks")
 
 

@@ -47,23 +47,36 @@ def test_an_admin_lists_the_organizations_people(client, org, other_org, identit
 
 def test_granting_access_lets_the_person_manage_their_keys_after_signing_in_again(client, org, identity):
     admin = sign_in(client, "admin@acme-corp.example")
-    viewer = sign_in(client, "viewer@acme-corp.example")
-    assert client.simulate_get(f"{API}/api-keys", headers=viewer.headers).status_code == 403
+    user = sign_in(client, "user@acme-corp.example")
+    assert client.simulate_get(f"{API}/api-keys", headers=user.headers).status_code == 403
 
-    resp = access(client, admin, org.viewer.user_id, True)
+    resp = access(client, admin, org.user.user_id, True)
     assert resp.status_code == 200, resp.text
     assert resp.json == {
-        "id": str(org.viewer.user_id), "email": "viewer@acme-corp.example", "name": "Viewer", "role": "view only",
+        "id": str(org.user.user_id), "email": "user@acme-corp.example", "name": "User", "role": "user",
         "apiKeyAccess": True,
     }
-    assert whoami(client, viewer.credential) == 401  # signed out of the console: the cached principal is gone
-    again = sign_in(client, "viewer@acme-corp.example")
+    assert whoami(client, user.credential) == 401  # signed out of the console: the cached principal is gone
+    again = sign_in(client, "user@acme-corp.example")
     assert again.answer["person"]["apiKeyAccess"] is True
     keys = client.simulate_get(f"{API}/api-keys", headers=again.headers)
-    assert keys.status_code == 200 and [k["id"] for k in keys.json["apiKeys"]] == [str(org.viewer.key_row_id)]
+    assert keys.status_code == 200 and [k["id"] for k in keys.json["apiKeys"]] == [str(org.user.key_row_id)]
     # granting again changes nothing and signs nobody out
-    assert access(client, admin, org.viewer.user_id, True).status_code == 200
+    assert access(client, admin, org.user.user_id, True).status_code == 200
     assert whoami(client, again.credential) == 200
+
+
+def test_a_view_only_person_is_never_granted_access(client, org, identity):
+    """The design gives view only no API-key rights: a grant (a forged form, say) is refused and
+    changes nothing; withdrawing stays possible."""
+    admin = sign_in(client, "admin@acme-corp.example")
+    viewer = sign_in(client, "viewer@acme-corp.example")
+    refused = access(client, admin, org.viewer.user_id, True)
+    assert refused.status_code == 409 and refused.json["code"] == "view_only_no_key_access", refused.text
+    assert not identity.list_users(org.id)[2].api_key_access
+    assert whoami(client, viewer.credential) == 200  # nothing changed: nobody signed out
+    withdrawn = access(client, admin, org.viewer.user_id, False)
+    assert withdrawn.status_code == 200 and withdrawn.json["apiKeyAccess"] is False
 
 
 def test_withdrawing_access_ends_key_management_but_keeps_the_keys(client, org, identity):

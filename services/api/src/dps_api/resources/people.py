@@ -59,7 +59,10 @@ class PersonApiKeyAccessResource:
             response=Person,
             body=ApiKeyAccessUpdate,
             tag=TAG,
+            errors=(409,),
             description=_ADMIN + "A person with access manages their own integration keys in the console. "
+            "Only people with the user role may be granted it (admins manage keys regardless; view only has no "
+            "API-key rights): granting it to a view-only person is 409 `view_only_no_key_access`. "
             "Withdrawing it does not revoke the keys they hold (revoke those on the API keys page); it ends "
             "their API-key management at once. Any change signs the person out of the console (their console "
             "credentials are revoked), so it applies to their next sign-in. Admins manage keys regardless.",

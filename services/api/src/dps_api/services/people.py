@@ -12,7 +12,7 @@ from sqlalchemy import select
 from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.db import Transactions
-from dps_common.errors import Forbidden, not_found
+from dps_common.errors import Conflict, Forbidden, not_found
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
@@ -45,7 +45,7 @@ class PeopleService:
 
     def set_api_key_access(self, principal: Principal, user_id: UUID, granted: bool) -> PersonView:
         """A change ends the person's console sessions' credentials (they sign in again); their
-        integration keys stay as they are."""
+        integration keys stay as they are. A view-only person is never granted access (409)."""
         require_admin(principal, "grant or withdraw API-key access")
         with self._tx() as session:
             user = session.scalar(
@@ -55,6 +55,9 @@ class PeopleService:
             )
             if user is None:
                 raise not_found("Person")
+            if granted and Role(user.role) is Role.VIEW_ONLY:  # design: view only has no API-key rights
+                raise Conflict("A view-only person cannot be granted API-key access: change their role first.",
+                               code="view_only_no_key_access")
             ended = change_api_key_access(session, user, granted, self._now())
             view = person_view(user)
         for key_id in ended:

@@ -1,5 +1,7 @@
 """Leases: workers share the queue without sending an attempt twice at once, a lost lease records
-nothing, and a worker killed mid-attempt has its work taken up by another after the lease."""
+nothing, and a worker killed mid-attempt has its work taken up by another after the lease, as the next
+attempt (every claim counts one: the attempt cut short was started); a cut-short 8th attempt makes
+no ninth."""
 
 import os
 import signal
@@ -15,7 +17,7 @@ from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.db.work_queue import claim_due
-from dps_webhooks.delivery.recording import Finished, LeaseLost, record_outcome, record_outcomes
+from dps_webhooks.delivery.recording import INTERRUPTED, Finished, LeaseLost, record_outcome, record_outcomes
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
 
 from webhook_helpers import Store, running_worker, webhook_database
@@ -75,7 +77,7 @@ def test_a_worker_whose_lease_ran_out_records_nothing(store, receiver):
     store.sql("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = :id", id=delivery_id)  # lease over
     with store.tx() as session:
         [current] = [c for c in claim_due(session, 100, 60) if c.delivery_id == delivery_id]
-    assert current.attempt == stale.attempt == 1  # the unrecorded attempt is repeated, not skipped
+    assert (stale.attempt, current.attempt) == (1, 2)  # the unrecorded attempt was started: it counts
     failed = Outcome(DeliveryStatus.FAILED, 0.0, EndpointEffect.NONE)
     with pytest.raises(LeaseLost), store.tx() as session:
         record_outcome(session, stale, AttemptResult(500, "late", None, 10), failed, disable_after=20)
@@ -140,9 +142,32 @@ def test_a_worker_killed_mid_attempt_is_taken_over_after_its_lease(store, receiv
             rescuer.kill()
     requests = receiver.requests_to("/killed")
     assert [r.event_id for r in requests] == [str(event.id)] * 2 and all(r.verified for r in requests)
-    assert [r.attempt for r in requests] == [1, 1]  # the interrupted attempt, made again
-    assert row["attempt_count"] == 1
-    assert [(a["attempt"], a["response_status"]) for a in store.attempts(delivery_id)] == [(1, 200)]
+    assert [r.attempt for r in requests] == [1, 2]  # the attempt cut short counts: the next one is 2
+    assert row["attempt_count"] == 2
+    assert [(a["attempt"], a["response_status"]) for a in store.attempts(delivery_id)] == [(2, 200)]
+
+
+def test_a_delivery_whose_eighth_attempt_was_cut_short_is_exhausted_without_a_ninth(
+    store, receiver, make_settings, database
+):
+    endpoint_id, secret = store.endpoint(receiver.url("/eighth"))
+    receiver.secrets.append(secret)
+    _, delivery_id = store.event_for(endpoint_id)
+    # as a worker killed while sending the 8th attempt leaves it: claimed (a token), never recorded
+    store.sql(
+        "UPDATE webhook_deliveries SET status = 'FAILED', attempt_count = 8, claim_token = gen_random_uuid(), "
+        "next_attempt_at = now() WHERE id = :id",
+        id=delivery_id,
+    )
+    failures = store.endpoint_row(endpoint_id)["consecutive_failures"]
+    with running_worker(make_settings(DATABASE_URL=database, **QUICK)):
+        row = store.wait_for_status(delivery_id, "EXHAUSTED")
+    assert receiver.requests_to("/eighth") == []
+    assert (row["attempt_count"], row["next_attempt_at"], row["claim_token"]) == (8, None, None)
+    [attempt] = store.attempts(delivery_id)
+    assert (attempt["attempt"], attempt["response_status"]) == (8, None)
+    assert attempt["error_message"] == INTERRUPTED
+    assert store.endpoint_row(endpoint_id)["consecutive_failures"] == failures + 1
 
 
 def test_one_batch_of_outcomes_for_an_endpoint_counts_them_in_order_and_disables_it_once(store, receiver):

@@ -10,9 +10,12 @@ is both when it is due and, while claimed, when its lease ends, so a delivery wh
 due again and another worker takes it up. Only the holder of the current token records the outcome
 (``delivery/recording.py``).
 
-The attempt number is counted at the claim. A row still carrying a token was claimed and never
-recorded (its worker died), so taking it over repeats that attempt's number instead of spending a
-new one: the receiver may see the same ``X-Service-Attempt`` twice, never a ninth attempt.
+The attempt number is counted at the claim, in the statement that claims it, before anything is
+sent: every claim is a new attempt. A row still carrying a token was claimed and never recorded (its
+worker died, most likely mid-send), so taking it over makes the next attempt: the receiver never sees
+one ``X-Service-Attempt`` twice, and an attempt cut short counts toward the 8 (it was started; its
+result is unknown). Taking over a row whose last allowed attempt was cut short makes no ninth attempt:
+the worker records that one as interrupted and the delivery EXHAUSTED (``delivery/recording.py``).
 
 All times come from the database clock (``now()``), never a worker's.
 """
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, CursorResult, and_, case, func, or_, update
+from sqlalchemy import ColumnElement, CursorResult, and_, func, or_, update
 from sqlalchemy.orm import Session
 
 from dps_common.work_queue import WorkQueue
@@ -77,7 +80,7 @@ DELIVERIES = WorkQueue(
 # Built once: building the statement costs more than running it on this hot path.
 _CLAIM = DELIVERIES.claim_statement(
     where=[Endpoint.id == Delivery.endpoint_id, Event.id == Delivery.event_id],
-    values={"attempt_count": Delivery.attempt_count + case((Delivery.claim_token.is_(None), 1), else_=0)},
+    values={"attempt_count": Delivery.attempt_count + 1},
     returning=[
         Delivery.id,
         Delivery.endpoint_id,

@@ -11,13 +11,17 @@ disabling come out exactly as if each had been recorded in a transaction of its 
 
 Only the holder of a delivery's current claim token records its outcome: a row taken over by another
 worker (its lease ran out) or deleted is left alone, and its result is reported as not recorded.
+
+A claim past the last allowed attempt (taking over a delivery whose 8th attempt was cut short: every
+claim counts one, ``db/work_queue.py``) sends nothing: ``interrupted_last`` records that 8th attempt,
+started and never answered as far as anyone knows, and the delivery EXHAUSTED.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 from uuid import UUID
@@ -66,6 +70,23 @@ class Finished:
     claimed: Claimed
     result: AttemptResult
     outcome: Outcome
+
+
+INTERRUPTED = (
+    "The attempt was interrupted: the worker making it stopped before its result was known. "
+    "It counts as a failed attempt, the last one allowed."
+)
+
+
+def interrupted_last(claimed: Claimed, max_attempts: int) -> Finished | None:
+    """The outcome to record, without sending, of a claim past ``max_attempts``; None for any other."""
+    if claimed.attempt <= max_attempts:
+        return None
+    return Finished(
+        replace(claimed, attempt=max_attempts),  # the delivery's count goes back to it when recorded
+        AttemptResult(None, None, INTERRUPTED, 0),
+        Outcome(DeliveryStatus.EXHAUSTED, None, EndpointEffect.COUNT_FAILURE),
+    )
 
 
 class LeaseLost(Exception):
@@ -203,6 +224,7 @@ _UPDATED = (
     .where(Delivery.id == _OUTCOMES.c.delivery, Delivery.claim_token == _OUTCOMES.c.token)
     .values(
         status=_OUTCOMES.c.new_status,
+        attempt_count=_OUTCOMES.c.attempt_number,  # the claim's count, except after an interrupted last attempt
         next_attempt_at=func.now() + _OUTCOMES.c.retry_in,  # NULL: none scheduled
         claim_token=None,
         last_response_status=_OUTCOMES.c.answered,

@@ -39,7 +39,7 @@ from dps_common.work_queue import wake_on_notify
 from dps_webhooks import metrics
 from dps_webhooks.db.work_queue import DELIVERIES, Claimed, claim_due
 from dps_webhooks.delivery.loopback import LoopbackSender
-from dps_webhooks.delivery.recording import Finished, record_outcomes
+from dps_webhooks.delivery.recording import Finished, interrupted_last, record_outcomes
 from dps_webhooks.delivery.sender import Sender
 from dps_webhooks.delivery.signing import delivery_headers
 from dps_webhooks.delivery.slots import Slots
@@ -107,7 +107,8 @@ class DeliveryWorker:
         recorded (at once when a claim is made anyway, or when ``RECORD_BATCH`` are waiting): the
         receiver has it already, so at a steady rate many outcomes share one commit instead of one
         each. Its thread is free meanwhile. A worker that dies before recording leaves the claims,
-        and the attempts are made again after their leases, as for an attempt in flight.
+        and their deliveries are attempted again after their leases, as for an attempt in flight
+        (as the next attempt: every claim counts one, ``db/work_queue.py``).
         """
         capacity = self.settings.delivery_concurrency
         wakeup = DELIVERIES.wakeup(self._database_url, LISTEN_APPLICATION_NAME)
@@ -230,7 +231,7 @@ class DeliveryWorker:
                 )
                 claimed = claim_due(session, limit, self.settings.lease_seconds) if limit > 0 else []
         except Exception:
-            # Unrecorded: the claims stay, and the same attempts are made again when their leases end.
+            # Unrecorded: the claims stay, and the next attempts are made when their leases end.
             metrics.TRANSACTIONS_FAILED.inc()
             log.exception("claim or record failed", extra={"results": len(batch)})
             return []
@@ -254,9 +255,11 @@ class DeliveryWorker:
             self._deliver_bound(claimed)
 
     def _deliver_bound(self, claimed: Claimed) -> None:
-        finished = None
+        finished = interrupted_last(claimed, self.settings.max_attempts)  # no ninth attempt
         self._slots.start(1)
         try:
+            if finished is not None:
+                return  # nothing to send: recorded as it is (finally)
             result = self._attempt(claimed)
             metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
             outcome = decide(
@@ -268,7 +271,7 @@ class DeliveryWorker:
             )
             finished = Finished(claimed, result, outcome)
         except Exception:
-            # Unrecorded: the claim stays, and the same attempt is made again when its lease ends.
+            # Unrecorded: the claim stays, and the next attempt is made when its lease ends.
             log.exception("delivery attempt not recorded", extra=_ids(claimed))
         finally:
             self._finished.put(_Done(finished))

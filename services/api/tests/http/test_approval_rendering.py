@@ -10,6 +10,7 @@ import pytest
 from dps_common.json import dumps, loads
 from dps_common.paging import PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.schemas.approvals import ApprovalRequest, render_approval
 from dps_api.services.approvals import ApprovalFilters, ApprovalService
 
@@ -30,7 +31,7 @@ from quote_helpers import assert_documented
 
 @pytest.fixture
 def service(app) -> ApprovalService:
-    return ApprovalService(app.context.tx, app.context.now)
+    return ApprovalService(app.context.tx, app.context.now, OUTBOX)
 
 
 def principal(client, member):

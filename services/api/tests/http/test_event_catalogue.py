@@ -12,8 +12,8 @@ import pytest
 from dps_common.events.catalogue import UnknownEventType
 from dps_common.openapi.components import inline_refs
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.schemas.events import EVENTS
-from dps_api.services.outbox import record_event
 
 from approval_helpers import (
     DISCOUNT_ABOVE_10,
@@ -96,4 +96,4 @@ def test_every_event_written_matches_its_documented_schema(client, tx, org):
 
 def test_an_undeclared_event_type_is_refused_before_anything_is_written(tx):
     with pytest.raises(UnknownEventType, match="quote.exploded"), tx() as session:
-        record_event(session, "quote.exploded", uuid4(), {}, datetime.now(UTC))
+        OUTBOX.record(session, {}, uuid4(), datetime.now(UTC), "quote.exploded")

@@ -12,6 +12,7 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.errors import Forbidden
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.db.models.catalog import Product, ProductVersion
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.domain.catalog_commands import ProductChanges
@@ -219,7 +220,7 @@ def test_locked_prices_need_their_own_scope_in_the_service(app, client, org):
     """No role holds products:write without locked-prices:write, so the explicit check is exercised
     on the service with a principal lacking it."""
     product = create(client, org, locked=True, listPrices={"USD": "10"})
-    service = CatalogService(app.context.tx, app.context.now)
+    service = CatalogService(app.context.tx, app.context.now, OUTBOX)
     user = Principal(org.id, org.name, org.user.user_id, Role.USER, "k")
     for change in ({"listPrices": {"USD": "9"}}, {"locked": False}):
         with pytest.raises(Forbidden) as raised:

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.services.quote_approval import change_quote_status
 
 from quote_helpers import (
@@ -35,7 +36,7 @@ STATUS_EVENTS = {"PENDING_APPROVAL": "quote.submitted", "APPROVED": "quote.appro
 def set_status(app, org, quote_id: str, status: str) -> None:
     """As the approvals work does it."""
     with app.context.tx() as session:
-        change_quote_status(session, org.id, uuid.UUID(quote_id), status, app.context.now(), STATUS_EVENTS[status])
+        change_quote_status(OUTBOX, session, org.id, uuid.UUID(quote_id), status, app.context.now(), STATUS_EVENTS[status])
 
 
 def get(client, org, quote_id: str) -> dict:

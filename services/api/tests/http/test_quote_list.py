@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.services.quote_approval import change_quote_status
 
 from quote_helpers import API, QUOTES, create_quote, opportunity, product, quote_body
@@ -96,7 +97,7 @@ def test_filters_by_status_owner_and_opportunity_across_pages(client, org, app):
     mine = make_quotes(client, org, 3, opportunityId=opp["id"])
     admins = make_quotes(client, org, 2, member=org.admin)
     with app.context.tx() as session:
-        change_quote_status(session, org.id, uuid.UUID(mine[1]["id"]), "APPROVED", app.context.now(), "quote.approved")
+        change_quote_status(OUTBOX, session, org.id, uuid.UUID(mine[1]["id"]), "APPROVED", app.context.now(), "quote.approved")
 
     def ids(query):
         return [q["id"] for q in walk(client, org.viewer.headers, query, 1)[0]]

@@ -10,16 +10,17 @@ import pytest
 from dps_common.json import dumps, loads
 from dps_common.paging import PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.schemas import quotes as quote_schemas
 from dps_api.schemas.quotes import PricingQuote, QuoteSummary, render_quote
 from dps_api.services.quotes import QuoteFilters, QuoteService
 
-from quote_helpers import QUOTES, assert_documented, create_quote, opportunity, product, quote_body
+from quote_helpers import QUOTES, assert_documented, create_quote, events, opportunity, product, quote_body
 
 
 @pytest.fixture
 def service(app) -> QuoteService:
-    return QuoteService(app.context.tx, app.context.now)
+    return QuoteService(app.context.tx, app.context.now, OUTBOX)
 
 
 @pytest.fixture
@@ -42,16 +43,24 @@ def quote(client, org) -> dict:
     return create_quote(client, org.user, body)
 
 
-def test_a_write_renders_its_quote_once_for_its_event_and_its_answer(client, org, monkeypatch):
+def test_a_write_renders_its_quote_once_for_its_event_and_its_answer(client, tx, org, monkeypatch):
+    """The outbox adapter renders the view for the write's events, and the answer is their data: a
+    500-line rendering is not free. A write that records nothing renders its answer."""
     rendered = []
-    render = quote_schemas._render_quote
-    monkeypatch.setattr(quote_schemas, "_render_quote", lambda view: rendered.append(view.id) or render(view))
+    render = quote_schemas.render_lines
+    monkeypatch.setattr(quote_schemas, "render_lines", lambda lines, currency: rendered.append(len(lines)) or render(lines, currency))
     item = product(client, org)
     quote = create_quote(client, org.user, quote_body({"productId": item["id"]}))
     headers, path = org.user.headers, f"{QUOTES}/{quote['id']}"
-    assert client.simulate_patch(path, json={"name": "Renamed"}, headers=headers).status_code == 200
-    assert client.simulate_post(f"{path}/lines", json={"productId": item["id"]}, headers=headers).status_code == 201
-    assert rendered == [uuid.UUID(quote["id"])] * 3  # each wrote quote.created / quote.updated from it too
+    added = client.simulate_post(f"{path}/lines", json={"productId": item["id"]}, headers=headers)
+    line = f"{path}/lines/{added.json['lines'][1]['id']}"
+    assert client.simulate_patch(line, json={"quantity": "3"}, headers=headers).status_code == 200
+    assert client.simulate_post(f"{path}/approval", headers=headers).status_code == 201  # no rule: APPROVED
+    reopened = client.simulate_patch(path, json={"name": "Renamed"}, headers=headers)
+    assert client.simulate_patch(path, json={"name": "Renamed"}, headers=headers).json == reopened.json  # no change
+    assert rendered == [1, 2, 2, 2, 2, 2]
+    [event] = events(tx, org.id, "quote.reopened")
+    assert event["data"] == reopened.json == events(tx, org.id, "quote.updated")[-1]["data"]
 
 
 def test_a_quote_with_its_lines_renders_as_a_pricing_quote(service, client, org, quote):

@@ -22,12 +22,13 @@ from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_testing.services import fresh_database, fresh_vhost
 from dps_testing.transactions import committed
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.app import create_app
 from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.schemas.events import EVENTS
 from dps_api.services.identity import IdentityService
-from dps_api.services.outbox import record_event, record_internal_event
+from dps_api.services.outbox import record_internal_event
 from dps_api.settings import Settings
 
 from api_orgs import Org, make_org
@@ -159,6 +160,6 @@ def test_key_events_are_internal_never_in_the_customer_catalogue(api_tx):
     now = datetime.now(UTC)
     with api_tx() as session:
         with pytest.raises(UnknownEventType):
-            record_event(session, KEY_REVOKED, uuid4(), {}, now)  # the customer outbox refuses it
+            OUTBOX.record(session, {}, uuid4(), now, KEY_REVOKED)  # the customer outbox refuses it
         with pytest.raises(UnknownEventType):
             record_internal_event(session, "quote.created", uuid4(), {}, now)  # and this one is for internal ones only

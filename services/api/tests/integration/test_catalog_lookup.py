@@ -12,6 +12,7 @@ from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Role
 from dps_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.catalog_commands import ProductChanges
 from dps_api.resources.pricebooks import new_pricebook, pricebook_changes
 from dps_api.resources.products import new_product, product_changes
@@ -27,12 +28,12 @@ def principal(org, member, role: Role) -> Principal:
 
 @pytest.fixture
 def catalog(app):
-    return CatalogService(app.context.tx, app.context.now)
+    return CatalogService(app.context.tx, app.context.now, OUTBOX)
 
 
 @pytest.fixture
 def pricebooks(app):
-    return PricebookService(app.context.tx, app.context.now)
+    return PricebookService(app.context.tx, app.context.now, OUTBOX)
 
 
 @pytest.fixture

@@ -16,13 +16,13 @@ from dps_common.db import Transactions
 from dps_common.errors import NotFound
 from dps_common.json import dumps, loads
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.db.models.identity import Organization, User
 from dps_api.db.models.quotes import Quote
+from dps_api.db.quotes import find_quote, full_view
 from dps_api.domain.approval_rules import QuoteTerms
 from dps_api.schemas.quotes import render_quote
 from dps_api.services.quote_approval import QuoteFacts, change_quote_status, lock_quote_facts
-from dps_api.services.quote_lookup import find_quote
-from dps_api.services.quote_reads import full_view
 
 from quote_helpers import QUOTES, create_quote, events, product, quote_body
 
@@ -77,7 +77,7 @@ def test_unknown_and_other_organizations_quotes_are_not_found(tx, org, other_org
             with pytest.raises(NotFound):
                 quote_snapshot(session, organization_id, target)
             with pytest.raises(NotFound):
-                change_quote_status(session, organization_id, target, "APPROVED", datetime.now(UTC), "quote.approved")
+                change_quote_status(OUTBOX, session, organization_id, target, "APPROVED", datetime.now(UTC), "quote.approved")
 
 
 def test_snapshot_is_the_rendered_quote(client, tx, org, quote):
@@ -91,7 +91,7 @@ def test_status_changes_write_the_event_given_with_the_snapshot(client, tx, org,
     quote_id = uuid.UUID(quote["id"])
     for status, event_type in (("PENDING_APPROVAL", "quote.submitted"), ("DRAFT", "quote.recalled"), ("PENDING_APPROVAL", "quote.submitted"), ("APPROVED", "quote.approved")):
         with tx() as session:
-            snap = as_json(change_quote_status(session, org.id, quote_id, status, moment, event_type))
+            snap = as_json(change_quote_status(OUTBOX, session, org.id, quote_id, status, moment, event_type).data)
         assert snap["status"] == status and snap["lines"] == quote["lines"]
     served = client.simulate_get(f"{QUOTES}/{quote['id']}", headers=org.viewer.headers).json
     assert served == snap and served["updatedAt"] == "2027-03-01T12:00:00+00:00"
@@ -105,7 +105,7 @@ def test_status_changes_write_the_event_given_with_the_snapshot(client, tx, org,
 def test_an_unknown_status_is_a_programming_error_and_changes_nothing(tx, org, quote):
     with tx() as session:
         with pytest.raises(ValueError):
-            change_quote_status(session, org.id, uuid.UUID(quote["id"]), "CANCELLED", datetime.now(UTC), "quote.cancelled")
+            change_quote_status(OUTBOX, session, org.id, uuid.UUID(quote["id"]), "CANCELLED", datetime.now(UTC), "quote.cancelled")
     assert events(tx, org.id, "quote.cancelled") == []
 
 

@@ -12,6 +12,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalGroupChanges, NewApprovalGroup
 from dps_api.schemas.approval_config import (
@@ -112,6 +113,6 @@ class ApprovalGroupResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalConfigService(ctx.tx, ctx.now)
+    service = ApprovalConfigService(ctx.tx, ctx.now, OUTBOX)
     api.add("/approval-groups", ApprovalGroupsResource(service, ctx.cursors))
     api.add("/approval-groups/{group_id}", ApprovalGroupResource(service))

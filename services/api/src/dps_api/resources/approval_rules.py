@@ -14,6 +14,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalRuleChanges, NewApprovalRule
 from dps_api.domain.approval_rules import Condition
@@ -140,6 +141,6 @@ class ApprovalRuleResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalConfigService(ctx.tx, ctx.now)
+    service = ApprovalConfigService(ctx.tx, ctx.now, OUTBOX)
     api.add("/approval-rules", ApprovalRulesResource(service, ctx.cursors))
     api.add("/approval-rules/{rule_id}", ApprovalRuleResource(service))

@@ -23,6 +23,7 @@ from dps_common.http.params import (
 )
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_flow import RequestStatus
 from dps_api.domain.approval_requests import ApprovalRequestView
@@ -212,7 +213,7 @@ class QuoteApprovalResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalService(ctx.tx, ctx.now)
+    service = ApprovalService(ctx.tx, ctx.now, OUTBOX)
     api.add("/pricing-quotes/{quote_id}/approval", QuoteApprovalResource(service))
     api.add("/approvals", ApprovalsResource(service, ctx.cursors))
     api.add("/approvals/{approval_id}", ApprovalResource(service))

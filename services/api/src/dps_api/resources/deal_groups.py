@@ -8,6 +8,7 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, QueryParam
 from dps_common.http.params import invalid_param, path_id, query_uuid
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.schemas.common import patch
@@ -124,6 +125,6 @@ class DealGroupResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = DealGroupService(ctx.tx, ctx.now)
+    service = DealGroupService(ctx.tx, ctx.now, OUTBOX)
     api.add("/deal-groups", DealGroupsResource(service))
     api.add("/deal-groups/{deal_group_id}", DealGroupResource(service))

@@ -15,6 +15,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges
 from dps_api.domain.vocabulary import OpportunityStage
@@ -176,7 +177,7 @@ class ClosedWonResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = OpportunityService(ctx.tx, ctx.now)
+    service = OpportunityService(ctx.tx, ctx.now, OUTBOX)
     api.add("/opportunities", OpportunitiesResource(service, ctx.cursors))
     api.add("/opportunities/{opportunity_id}", OpportunityResource(service))
     api.add("/opportunities/{opportunity_id}/closed-won", ClosedWonResource(service))

@@ -14,6 +14,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_bool
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
 from dps_api.schemas.catalog import (
@@ -130,6 +131,6 @@ class PricebookResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = PricebookService(ctx.tx, ctx.now)
+    service = PricebookService(ctx.tx, ctx.now, OUTBOX)
     api.add("/pricebooks", PricebooksResource(service, ctx.cursors))
     api.add("/pricebooks/{pricebook_id}", PricebookResource(service))

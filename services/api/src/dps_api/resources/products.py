@@ -15,6 +15,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_bool
 from dps_common.paging import CursorCodec, PageRequest
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewProduct, ProductChanges
 from dps_api.schemas.catalog import (
@@ -174,7 +175,7 @@ class ProductVersionResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = CatalogService(ctx.tx, ctx.now)
+    service = CatalogService(ctx.tx, ctx.now, OUTBOX)
     api.add("/products", ProductsResource(service, ctx.cursors))
     api.add("/products/{product_id}", ProductResource(service))
     api.add("/products/{product_id}/versions/{version}", ProductVersionResource(service))

@@ -10,11 +10,13 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation
 from dps_common.http.params import path_id
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.commands import NOT_SENT, NotSent
 from dps_api.domain.quote_commands import UpdateQuoteLine
 from dps_api.resources.quotes import _EDIT_RULES, TAG, line_input
 from dps_api.schemas.common import patch
+from dps_api.schemas.events import render_change
 from dps_api.schemas.quotes import PricingQuote, QuoteLineCreate, QuoteLineUpdate, render_quote
 from dps_api.services.quote_lines import QuoteLineService
 
@@ -56,7 +58,7 @@ class QuoteLinesResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
         wanted = line_input(parse_body(req, QuoteLineCreate))
-        resp.media = render_quote(self._service.add(req.context.principal, target, wanted))
+        resp.media = render_change(self._service.add(req.context.principal, target, wanted), render_quote)
         resp.status = falcon.HTTP_201
 
 
@@ -90,7 +92,7 @@ class QuoteLineResource:
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str, line_id: str) -> None:
         quote, line = path_id(quote_id, "Pricing quote"), path_id(line_id, "Quote line")
         edit = update_command(parse_body(req, QuoteLineUpdate))
-        resp.media = render_quote(self._service.update(req.context.principal, quote, line, edit))
+        resp.media = render_change(self._service.update(req.context.principal, quote, line, edit), render_quote)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, quote_id: str, line_id: str) -> None:
         quote, line = path_id(quote_id, "Pricing quote"), path_id(line_id, "Quote line")
@@ -99,6 +101,6 @@ class QuoteLineResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = QuoteLineService(ctx.tx, ctx.now)
+    service = QuoteLineService(ctx.tx, ctx.now, OUTBOX)
     api.add("/pricing-quotes/{quote_id}/lines", QuoteLinesResource(service))
     api.add("/pricing-quotes/{quote_id}/lines/{line_id}", QuoteLineResource(service))

@@ -17,10 +17,12 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
+from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.schemas.common import patch
+from dps_api.schemas.events import render_change
 from dps_api.schemas.quotes import (
     PricingQuote,
     PricingQuoteList,
@@ -134,7 +136,7 @@ class PricingQuotesResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         wanted = create_command(parse_body(req, QuoteCreate))
-        resp.media = render_quote(self._service.create(req.context.principal, wanted))
+        resp.media = render_change(self._service.create(req.context.principal, wanted), render_quote)
         resp.status = falcon.HTTP_201
 
 
@@ -169,10 +171,10 @@ class PricingQuoteResource:
     def on_patch(self, req: falcon.Request, resp: falcon.Response, quote_id: str) -> None:
         target = path_id(quote_id, "Pricing quote")
         edit = update_command(parse_body(req, QuoteUpdate))
-        resp.media = render_quote(self._service.update(req.context.principal, target, edit))
+        resp.media = render_change(self._service.update(req.context.principal, target, edit), render_quote)
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = QuoteService(ctx.tx, ctx.now)
+    service = QuoteService(ctx.tx, ctx.now, OUTBOX)
     api.add("/pricing-quotes", PricingQuotesResource(service, ctx.cursors))
     api.add("/pricing-quotes/{quote_id}", PricingQuoteResource(service))

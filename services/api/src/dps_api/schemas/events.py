@@ -1,17 +1,24 @@
 """The api's event catalogue: every event type it writes to the outbox, with the schema of its
 ``data`` (the object as its own GET renders it, after the change). The OpenAPI document's
-``webhooks`` section is built from it, and the outbox refuses any type not declared here."""
+``webhooks`` section is built from it, and the outbox adapter (``dps_api.adapters.outbox``) refuses
+any type not declared here and renders each event's data by its schema."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from dps_common.events.catalogue import EventCatalogue, EventType
 
+from dps_api.domain.events import Change
 from dps_api.schemas.approval_config import ApprovalGroup, ApprovalRule, ApprovalRuleGroup
 from dps_api.schemas.approvals import ApprovalRequest
 from dps_api.schemas.catalog import Pricebook, Product
 from dps_api.schemas.deal_groups import DealGroup
 from dps_api.schemas.opportunities import Opportunity
 from dps_api.schemas.quotes import PricingQuote
+
+V = TypeVar("V")
 
 EVENTS = EventCatalogue([
     EventType("product.created", "A product was created.", Product),
@@ -45,3 +52,10 @@ EVENTS = EventCatalogue([
     EventType("approval_rule_group.updated", "An approval rule group changed.", ApprovalRuleGroup),
     EventType("approval_rule_group.deleted", "An approval rule group was deleted (data: as it was).", ApprovalRuleGroup),
 ])
+
+
+def render_change(change: Change[V], render: Callable[[V], dict[str, Any]]) -> dict[str, Any]:
+    """The answer to a write: the data of the events it recorded (the outbox adapter rendered the view
+    for them as its GET renders it, and once is enough: a 500-line quote's rendering is not free),
+    else, when nothing was recorded, the view rendered now."""
+    return change.events.data if change.events is not None else render(change.view)

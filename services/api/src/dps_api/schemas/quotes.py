@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
@@ -210,25 +209,8 @@ def render_lines(lines: Iterable[QuoteLineView], currency: str) -> list[dict[str
     ]
 
 
-# The last quote rendered in this thread (a greenlet under gevent's patching): a write use case renders
-# its view for the event, and the resource renders the same view object for the response.
-_last = threading.local()
-
-
 def render_quote(quote: QuoteView) -> dict[str, Any]:
-    """A ``PricingQuote``, or a ``QuoteSummary`` for a quote read without its lines (list items).
-
-    Rendering the same view object twice in a row in one thread returns the same dict (a view is
-    immutable); callers must not change it."""
-    last = getattr(_last, "rendered", None)
-    if last is not None and last[0] is quote:
-        return last[1]
-    rendered = _render_quote(quote)
-    _last.rendered = (quote, rendered)
-    return rendered
-
-
-def _render_quote(quote: QuoteView) -> dict[str, Any]:
+    """A ``PricingQuote``, or a ``QuoteSummary`` for a quote read without its lines (list items)."""
     currency = quote.currency
     money = currency_format(currency).money
     totals = quote.totals

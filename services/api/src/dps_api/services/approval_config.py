@@ -39,8 +39,7 @@ from dps_api.domain.approval_config_commands import (
 from dps_api.domain.approval_config_views import ApprovalGroupView, ApprovalRuleGroupView, ApprovalRuleView
 from dps_api.domain.approval_rules import Condition, ConditionType, make_condition
 from dps_api.domain.commands import NOT_SENT, sent
-from dps_api.schemas.approval_config import render_approval_group, render_approval_rule, render_approval_rule_group
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 
 _Model = TypeVar("_Model", ApprovalGroup, ApprovalRule, ApprovalRuleGroup)
 
@@ -127,9 +126,10 @@ def _checked(condition: Condition) -> Condition:
 
 
 class ApprovalConfigService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     # --- approval groups ---------------------------------------------------------------------
 
@@ -161,7 +161,7 @@ class ApprovalConfigService:
             session.flush()
             session.add_all(ApprovalGroupMember(approval_group_id=group.id, user_id=u) for u in command.member_user_ids)
             view = _group_view(group, command.member_user_ids)
-            record_event(session, "approval_group.created", org_id, render_approval_group(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_group.created")
             return view
 
     def update_group(self, principal: Principal, group_id: UUID, command: ApprovalGroupChanges) -> ApprovalGroupView:
@@ -183,7 +183,7 @@ class ApprovalConfigService:
                 session.add_all(ApprovalGroupMember(approval_group_id=group.id, user_id=u) for u in new_members)
             session.flush()
             view = _group_view(group, new_members)
-            record_event(session, "approval_group.updated", org_id, render_approval_group(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_group.updated")
             return view
 
     # --- approval rules ----------------------------------------------------------------------
@@ -222,7 +222,7 @@ class ApprovalConfigService:
             session.add(rule)
             session.flush()
             view = _rule_view(rule)
-            record_event(session, "approval_rule.created", org_id, render_approval_rule(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_rule.created")
             return view
 
     def update_rule(self, principal: Principal, rule_id: UUID, command: ApprovalRuleChanges) -> ApprovalRuleView:
@@ -252,16 +252,16 @@ class ApprovalConfigService:
             rule.updated_at = now
             session.flush()
             view = _rule_view(rule)
-            record_event(session, "approval_rule.updated", org_id, render_approval_rule(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_rule.updated")
             return view
 
     def delete_rule(self, principal: Principal, rule_id: UUID) -> None:
         org_id = principal.organization_id
         with self._tx() as session:
             rule = _find(session, ApprovalRule, org_id, rule_id, "Approval rule", lock=True)
-            snapshot = render_approval_rule(_rule_view(rule))
+            snapshot = _rule_view(rule)
             session.delete(rule)
-            record_event(session, "approval_rule.deleted", org_id, snapshot, self._now())
+            self._outbox.record(session, snapshot, org_id, self._now(), "approval_rule.deleted")
 
     # --- approval rule groups ----------------------------------------------------------------
 
@@ -287,7 +287,7 @@ class ApprovalConfigService:
             session.add(group)
             session.flush()
             view = _rule_group_view(group, [])
-            record_event(session, "approval_rule_group.created", org_id, render_approval_rule_group(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_rule_group.created")
             return view
 
     def update_rule_group(
@@ -306,7 +306,7 @@ class ApprovalConfigService:
             group.updated_at = now
             session.flush()
             view = _rule_group_view(group, rule_ids)
-            record_event(session, "approval_rule_group.updated", org_id, render_approval_rule_group(view), now)
+            self._outbox.record(session, view, org_id, now, "approval_rule_group.updated")
             return view
 
     def delete_rule_group(self, principal: Principal, group_id: UUID) -> None:
@@ -320,6 +320,6 @@ class ApprovalConfigService:
                     code="rule_group_in_use",
                     extra={"ruleIds": [str(r) for r in sorted(rule_ids)]},
                 )
-            snapshot = render_approval_rule_group(_rule_group_view(group, []))
+            snapshot = _rule_group_view(group, [])
             session.delete(group)
-            record_event(session, "approval_rule_group.deleted", org_id, snapshot, self._now())
+            self._outbox.record(session, snapshot, org_id, self._now(), "approval_rule_group.deleted")

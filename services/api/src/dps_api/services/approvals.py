@@ -45,10 +45,9 @@ from dps_api.domain.approval_flow import (
 from dps_api.domain.approval_requests import ApprovalRequestView
 from dps_api.domain.approval_rules import RuleSpec, fired_rules
 from dps_api.domain.vocabulary import QuoteStatus
-from dps_api.schemas.approvals import render_approval
 from dps_api.services.approval_config import members_of, rule_condition
 from dps_api.services.approval_flow_rows import apply_flow, flow_of, request_view
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 from dps_api.services.quote_approval import (
     QuoteFacts,
     change_quote_status,
@@ -62,14 +61,6 @@ class ApprovalFilters:
     quote_id: UUID | None = None
 
 
-def _recorded(session: Session, request: ApprovalRequest, event_types: tuple[str, ...], now: datetime) -> ApprovalRequestView:
-    """The request as it now stands, with ``event_types`` written to the outbox carrying its rendering."""
-    session.flush()
-    view = request_view(request)
-    data = render_approval(view)
-    for event_type in event_types:
-        record_event(session, event_type, request.organization_id, data, now)
-    return view
 
 
 def _check_quote_owner(principal: Principal, facts: QuoteFacts) -> None:
@@ -116,9 +107,10 @@ def _find_request(session: Session, organization_id: UUID, approval_id: UUID, *,
 
 
 class ApprovalService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def list(
         self, principal: Principal, filters: ApprovalFilters, page: PageRequest, offset: int = 0
@@ -160,12 +152,12 @@ class ApprovalService:
             apply_flow(request, flow, now)
             session.add(request)
             if flow.status is RequestStatus.APPROVED:
-                view = _recorded(session, request, ("approval.requested", "approval.approved"), now)
-                change_quote_status(session, org_id, facts.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
+                view = self._recorded(session, request, ("approval.requested", "approval.approved"), now)
+                change_quote_status(self._outbox, session, org_id, facts.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
             else:
-                view = _recorded(session, request, ("approval.requested",), now)
+                view = self._recorded(session, request, ("approval.requested",), now)
                 change_quote_status(
-                    session, org_id, facts.quote_id, QuoteStatus.PENDING_APPROVAL, now, "quote.submitted"
+                    self._outbox, session, org_id, facts.quote_id, QuoteStatus.PENDING_APPROVAL, now, "quote.submitted"
                 )
             return view
 
@@ -185,8 +177,8 @@ class ApprovalService:
             request = _find_request(session, org_id, approval_id, lock=True)
             now = self._now()
             apply_flow(request, flow_rules.recall(flow_of(request), principal.user_id, now), now)
-            view = _recorded(session, request, ("approval.recalled",), now)
-            change_quote_status(session, org_id, quote_id, QuoteStatus.DRAFT, now, "quote.recalled")
+            view = self._recorded(session, request, ("approval.recalled",), now)
+            change_quote_status(self._outbox, session, org_id, quote_id, QuoteStatus.DRAFT, now, "quote.recalled")
             return view
 
     def approve(self, principal: Principal, approval_id: UUID, comment: str | None) -> ApprovalRequestView:
@@ -197,11 +189,11 @@ class ApprovalService:
             outcome = flow_rules.approve(flow_of(request), principal.user_id, now, comment)
             apply_flow(request, outcome.flow, now)
             if outcome.completed_step is None:
-                return _recorded(session, request, ("approval.vote_recorded",), now)
+                return self._recorded(session, request, ("approval.vote_recorded",), now)
             if outcome.flow.status is not RequestStatus.APPROVED:
-                return _recorded(session, request, ("approval.step_approved",), now)
-            view = _recorded(session, request, ("approval.step_approved", "approval.approved"), now)
-            change_quote_status(session, org_id, request.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
+                return self._recorded(session, request, ("approval.step_approved",), now)
+            view = self._recorded(session, request, ("approval.step_approved", "approval.approved"), now)
+            change_quote_status(self._outbox, session, org_id, request.quote_id, QuoteStatus.APPROVED, now, "quote.approved")
             return view
 
     def reject(self, principal: Principal, approval_id: UUID, comment: str | None) -> ApprovalRequestView:
@@ -210,9 +202,18 @@ class ApprovalService:
             request = self._lock(session, org_id, approval_id)
             now = self._now()
             apply_flow(request, flow_rules.reject(flow_of(request), principal.user_id, now, comment), now)
-            view = _recorded(session, request, ("approval.rejected",), now)
-            change_quote_status(session, org_id, request.quote_id, QuoteStatus.REJECTED, now, "quote.rejected")
+            view = self._recorded(session, request, ("approval.rejected",), now)
+            change_quote_status(self._outbox, session, org_id, request.quote_id, QuoteStatus.REJECTED, now, "quote.rejected")
             return view
+
+    def _recorded(
+        self, session: Session, request: ApprovalRequest, event_types: tuple[str, ...], now: datetime
+    ) -> ApprovalRequestView:
+        """The request as it now stands, with ``event_types`` written to the outbox about it."""
+        session.flush()
+        view = request_view(request)
+        self._outbox.record(session, view, request.organization_id, now, *event_types)
+        return view
 
     @staticmethod
     def _lock(session: Session, organization_id: UUID, approval_id: UUID) -> ApprovalRequest:

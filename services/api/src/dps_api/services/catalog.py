@@ -37,8 +37,7 @@ from dps_api.domain.catalog_commands import NewProduct, ProductChanges, check_pr
 from dps_api.domain.catalog_views import JsonText, ProductView
 from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.domain.vocabulary import PriceFrequency, PriceModel
-from dps_api.schemas.catalog import render_product
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 
 # the columns of ``ProductView`` after ``id``, in order, shared by Product and ProductVersion
 _COLUMNS = (
@@ -147,9 +146,10 @@ def missing_scope(principal: Principal, scope: Scope, action: str) -> MissingSco
 
 
 class CatalogService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def list_products(self, principal: Principal, page: PageRequest, active: bool | None) -> list[ProductView]:
         """``limit + 1`` products after the page's position, id ascending."""
@@ -229,7 +229,7 @@ class CatalogService:
                 raise _spec_id_taken(command.spec_id) from None
             self._save_version(session, product)
             view = _view(product)
-            record_event(session, "product.created", principal.organization_id, render_product(view), now)
+            self._outbox.record(session, view, principal.organization_id, now, "product.created")
         return view
 
     def update_product(self, principal: Principal, product_id: UUID, command: ProductChanges) -> ProductView:
@@ -258,7 +258,7 @@ class CatalogService:
             session.flush()
             self._save_version(session, product)
             view = _view(product)
-            record_event(session, "product.updated", principal.organization_id, render_product(view), now)
+            self._outbox.record(session, view, principal.organization_id, now, "product.updated")
         return view
 
     @staticmethod

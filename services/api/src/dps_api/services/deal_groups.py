@@ -19,9 +19,8 @@ from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.domain.limits import MAX_GROUPS_PER_OPPORTUNITY
 from dps_api.domain.opportunity_views import DealGroupView
-from dps_api.schemas.deal_groups import render_deal_group
 from dps_api.services.opportunity_lookup import find_opportunity
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 
 
 def _view(group: DealGroup, opportunity_ids: Collection[UUID]) -> DealGroupView:
@@ -98,9 +97,10 @@ def _add_members(session: Session, group_id: UUID, opportunity_ids: set[UUID]) -
 
 
 class DealGroupService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def groups_of(self, principal: Principal, opportunity_id: UUID) -> list[DealGroupView]:
         """The deal groups an opportunity belongs to: at most MAX_GROUPS_PER_OPPORTUNITY, so unpaged."""
@@ -140,7 +140,7 @@ class DealGroupService:
             session.flush()
             _add_members(session, group.id, set(command.opportunity_ids))
             view = _view(group, command.opportunity_ids)
-            record_event(session, "deal_group.created", org_id, render_deal_group(view), now)
+            self._outbox.record(session, view, org_id, now, "deal_group.created")
             return view
 
     def update(self, principal: Principal, group_id: UUID, command: DealGroupChanges) -> DealGroupView:
@@ -171,5 +171,5 @@ class DealGroupService:
             group.updated_at = now
             session.flush()
             view = _view(group, wanted)
-            record_event(session, "deal_group.updated", org_id, render_deal_group(view), now)
+            self._outbox.record(session, view, org_id, now, "deal_group.updated")
             return view

@@ -28,9 +28,8 @@ from dps_api.domain.commands import sent
 from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges, check_amount, unsigned_zero
 from dps_api.domain.opportunity_views import OpportunityView
 from dps_api.domain.vocabulary import OpportunityStage
-from dps_api.schemas.opportunities import render_opportunity
 from dps_api.services.opportunity_lookup import find_opportunity
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 
 
 @dataclass(frozen=True)
@@ -78,9 +77,10 @@ def _use_closed_won_action() -> Conflict:
 
 
 class OpportunityService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def list(self, principal: Principal, filters: OpportunityFilters, page: PageRequest) -> list[OpportunityView]:
         stmt = select(Opportunity).where(Opportunity.organization_id == principal.organization_id)
@@ -126,7 +126,7 @@ class OpportunityService:
             session.add(opp)
             session.flush()
             view = _view(opp)
-            record_event(session, "opportunity.created", org_id, render_opportunity(view), now)
+            self._outbox.record(session, view, org_id, now, "opportunity.created")
             return view
 
     def update(self, principal: Principal, opportunity_id: UUID, command: OpportunityChanges) -> OpportunityView:
@@ -155,7 +155,7 @@ class OpportunityService:
             opp.updated_at = now
             session.flush()
             view = _view(opp)
-            record_event(session, "opportunity.updated", org_id, render_opportunity(view), now)
+            self._outbox.record(session, view, org_id, now, "opportunity.updated")
             return view
 
     @staticmethod
@@ -185,5 +185,5 @@ class OpportunityService:
             opp.updated_at = now
             session.flush()
             view = _view(opp)
-            record_event(session, "opportunity.closed_won", org_id, render_opportunity(view), now)
+            self._outbox.record(session, view, org_id, now, "opportunity.closed_won")
             return view

@@ -33,16 +33,16 @@ from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, Pric
 from dps_api.domain.catalog_views import PricebookView
 from dps_api.domain.commands import NOT_SENT, sent
 from dps_api.domain.money import amount_problem, format_amount
-from dps_api.schemas.catalog import render_pricebook
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 
 _VERSIONED = ("name", "currency", "active")
 
 
 class PricebookService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def list_pricebooks(self, principal: Principal, page: PageRequest, active: bool | None) -> list[PricebookView]:
         """``limit + 1`` pricebooks after the page's position, id ascending, each with its entries."""
@@ -77,7 +77,7 @@ class PricebookService:
             _save_version(session, pricebook, entries)
             _assign(session, pricebook.id, user_ids)
             view = _view(pricebook, entries, user_ids)
-            record_event(session, "pricebook.created", principal.organization_id, render_pricebook(view), now)
+            self._outbox.record(session, view, principal.organization_id, now, "pricebook.created")
         return view
 
     def update_pricebook(self, principal: Principal, pricebook_id: UUID, command: PricebookChanges) -> PricebookView:
@@ -110,7 +110,7 @@ class PricebookService:
                 session.execute(delete(PricebookUser).where(PricebookUser.pricebook_id == pricebook.id))
                 _assign(session, pricebook.id, users)
             view = _view(pricebook, entries, users)
-            record_event(session, "pricebook.updated", principal.organization_id, render_pricebook(view), now)
+            self._outbox.record(session, view, principal.organization_id, now, "pricebook.updated")
         return view
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy.orm import Session
 
+from dps_api.db.quotes import find_quote, full_view
 from dps_api.domain.approval_rules import QuoteTerms
+from dps_api.domain.events import RecordedEvents
 from dps_api.domain.vocabulary import QuoteStatus
-from dps_api.schemas.quotes import render_quote
-from dps_api.services.outbox import record_event
-from dps_api.services.quote_lookup import find_quote
-from dps_api.services.quote_reads import full_view
+from dps_api.services.outbox import Outbox
 
 
 @dataclass(frozen=True)
@@ -50,15 +48,19 @@ def lock_quote_facts(session: Session, organization_id: UUID, quote_id: UUID) ->
 
 
 def change_quote_status(
-    session: Session, organization_id: UUID, quote_id: UUID, status: QuoteStatus, now: datetime, event_type: str
-) -> dict[str, Any]:
-    """Sets the status, writes `event_type` (e.g. quote.submitted, quote.approved, quote.rejected,
-    quote.recalled) to the outbox with the rendered quote, and returns that rendering (the event's data).
-    ValueError for a value that is not a ``QuoteStatus``."""
+    outbox: Outbox,
+    session: Session,
+    organization_id: UUID,
+    quote_id: UUID,
+    status: QuoteStatus,
+    now: datetime,
+    event_type: str,
+) -> RecordedEvents:
+    """Sets the status and writes `event_type` (e.g. quote.submitted, quote.approved, quote.rejected,
+    quote.recalled) to the outbox about the quote as it now is; returns the event. ValueError for a
+    value that is not a ``QuoteStatus``."""
     status = QuoteStatus(status)
     quote = find_quote(session, organization_id, quote_id, lock=True)
     quote.status = status
     quote.updated_at = now
-    data = render_quote(full_view(session, quote))
-    record_event(session, event_type, organization_id, data, now)
-    return data
+    return outbox.record(session, full_view(session, quote), organization_id, now, event_type)

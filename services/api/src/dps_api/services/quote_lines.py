@@ -7,8 +7,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Text, bindparam, cast, column, delete, func, insert, select
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from dps_common.auth.principal import Principal
@@ -16,10 +14,11 @@ from dps_common.auth.scopes import Scope
 from dps_common.db import Transactions
 from dps_common.errors import Conflict, Forbidden, invalid_field, not_found
 from dps_common.ids import new_id
-from dps_common.json import dumps
 
-from dps_api.db.models.quotes import Quote, QuoteLine
+from dps_api.db.models.quotes import Quote
+from dps_api.db.quotes import LineRow, delete_line, insert_lines, lines_for_edit
 from dps_api.domain.commands import NOT_SENT
+from dps_api.domain.events import Change
 from dps_api.domain.limits import MAX_LINES
 from dps_api.domain.pricing import LineTerms, PricedLine, PricingError, Tier, price_line
 from dps_api.domain.quote_commands import QuoteLineInput, UpdateQuoteLine
@@ -31,14 +30,13 @@ from dps_api.services.catalog_lookup import (
     PricedProduct,
     pinned_pricebook,
 )
+from dps_api.services.outbox import Outbox
 from dps_api.services.quote_edits import (
-    LineRow,
     apply_pricing,
     begin_edit,
     finish_edit,
     line_terms,
     naming_field,
-    quote_lines,
 )
 
 
@@ -156,31 +154,6 @@ def _new_line(
     return line, priced
 
 
-# INSERT INTO quote_lines (<every column>) SELECT <every column> FROM jsonb_to_recordset(:lines) AS
-# line(<every column> <its type>): the new lines as one JSON array in one parameter
-_COLUMNS = list(QuoteLine.__table__.columns)
-_NEW_ROWS = func.jsonb_to_recordset(cast(bindparam("lines", type_=Text()), JSONB)).table_valued(
-    *(column(c.name, c.type) for c in _COLUMNS)
-).render_derived("line", with_types=True)
-_INSERT_LINES = insert(QuoteLine).from_select([c.name for c in _COLUMNS], select(*_NEW_ROWS.c))
-
-
-def insert_lines(session: Session, lines: Sequence[LineRow]) -> None:
-    """Writes new lines in one statement whose one parameter is the lines as a JSON array (orjson:
-    decimals as their exact strings, UUIDs, timestamps with microseconds, enums by value), which
-    PostgreSQL reads with each column's own input function.
-
-    Neither the ORM's flush nor a Core insert of a list of rows (insertmanyvalues) nor one array
-    parameter per column (``unnest``) is as cheap for hundreds of lines: the first two send one
-    placeholder per value (12,000 for 500 lines), which psycopg parses in Python, and the third has
-    psycopg adapt every element of 24 arrays in Python."""
-    if lines:
-        rows = [{c.name: getattr(line, c.key) for c in _COLUMNS} for line in lines]
-        session.flush()  # the quote row first
-        # on the connection: the session would take a dict of parameters as ORM rows to insert
-        session.connection().execute(_INSERT_LINES, {"lines": dumps(rows).decode()})
-
-
 def _find_line(lines: Sequence[LineRow], line_id: UUID) -> LineRow:
     """The line among the quote's lines (read for its organization); another quote's is unknown."""
     for line in lines:
@@ -190,29 +163,30 @@ def _find_line(lines: Sequence[LineRow], line_id: UUID) -> LineRow:
 
 
 class QuoteLineService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
-    def add(self, principal: Principal, quote_id: UUID, wanted: QuoteLineInput) -> QuoteView:
+    def add(self, principal: Principal, quote_id: UUID, wanted: QuoteLineInput) -> Change[QuoteView]:
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
-            lines = quote_lines(session, quote)
+            lines = lines_for_edit(session, quote)
             if len(lines) >= MAX_LINES:
                 raise Conflict(f"A quote holds at most {MAX_LINES} lines.", code="quote_line_limit")
             now = self._now()
             pricebook = quote_pricebook(session, quote)
             [line], _ = new_lines(session, principal, quote, pricebook, [wanted], len(lines) + 1, lambda _: "", now)
             insert_lines(session, [line])
-            return finish_edit(session, quote, [*lines, line], now)
+            return finish_edit(self._outbox, session, quote, [*lines, line], now)
 
-    def update(self, principal: Principal, quote_id: UUID, line_id: UUID, edit: UpdateQuoteLine) -> QuoteView:
+    def update(self, principal: Principal, quote_id: UUID, line_id: UUID, edit: UpdateQuoteLine) -> Change[QuoteView]:
         price_set = edit.discount_percent is not NOT_SENT or edit.net_unit_price is not NOT_SENT
         if edit.discount_percent is not NOT_SENT and edit.net_unit_price is not NOT_SENT:
             raise invalid_field("netUnitPrice", "give either discountPercent or netUnitPrice, not both")
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
-            lines = quote_lines(session, quote)
+            lines = lines_for_edit(session, quote)
             line = _find_line(lines, line_id)
             was_below_list = line.locked and line.net_unit_price < line.list_unit_price
             if edit.custom_name is not NOT_SENT:
@@ -228,18 +202,16 @@ class QuoteLineService:
             )
             apply_pricing(line, priced)
             line.updated_at = now = self._now()
-            return finish_edit(session, quote, lines, now)
+            return finish_edit(self._outbox, session, quote, lines, now)
 
     def delete(self, principal: Principal, quote_id: UUID, line_id: UUID) -> None:
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
-            lines = quote_lines(session, quote)
+            lines = lines_for_edit(session, quote)
             line = _find_line(lines, line_id)
-            session.execute(
-                delete(QuoteLine).where(QuoteLine.id == line.id, QuoteLine.organization_id == quote.organization_id)
-            )
+            delete_line(session, line)
             rest = [other for other in lines if other is not line]
             for other in rest:  # keep positions contiguous: 1..n
                 if other.position > line.position:
                     other.position -= 1
-            finish_edit(session, quote, rest, self._now())
+            finish_edit(self._outbox, session, quote, rest, self._now())

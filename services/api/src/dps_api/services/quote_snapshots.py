@@ -13,9 +13,8 @@ from sqlalchemy import select
 from dps_common.db import Transactions
 
 from dps_api.db.models.opportunities import Opportunity
+from dps_api.db.quotes import find_quote, full_view
 from dps_api.domain.quote_snapshot import QuoteSnapshot, snapshot
-from dps_api.services.quote_lookup import find_quote
-from dps_api.services.quote_reads import full_view
 
 
 class QuoteSnapshotService:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
@@ -15,37 +15,33 @@ from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import ValidationFailed, invalid_field
 from dps_common.ids import new_id
-from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_api.db.models.identity import User
 from dps_api.db.models.opportunities import Opportunity
 from dps_api.db.models.quotes import Quote
+from dps_api.db.quotes import LineRow, add_quote, full_view, lines_for_edit, quote_page, read_quote, view_of
+from dps_api.domain.events import Change
 from dps_api.domain.money import is_supported_currency
 from dps_api.domain.pricing import carried_net_price
 from dps_api.domain.quote_commands import CreateQuote, UpdateQuote
 from dps_api.domain.quote_views import QuoteView
 from dps_api.domain.vocabulary import PriceBasis, QuoteStatus
-from dps_api.schemas.quotes import render_quote
 from dps_api.services.catalog_lookup import (
     CatalogPrices,
     PinnedPricebook,
     pin_pricebook,
 )
-from dps_api.services.outbox import record_event
+from dps_api.services.outbox import Outbox
 from dps_api.services.quote_edits import (
-    LineRow,
     begin_edit,
     check_owner,
     finish_edit,
     line_terms,
     naming_field,
-    quote_lines,
-    quote_view,
     store_totals,
 )
-from dps_api.services.quote_lines import copy_catalog_prices, insert_lines, new_lines
-from dps_api.services.quote_reads import full_view, read_quote
+from dps_api.services.quote_lines import copy_catalog_prices, new_lines
 
 
 @dataclass(frozen=True)
@@ -106,27 +102,20 @@ def _copied(wanted: CreateQuote) -> dict[str, Any]:
 
 
 class QuoteService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def list(self, principal: Principal, filters: QuoteFilters, page: PageRequest) -> list[QuoteView]:
-        stmt = select(Quote).where(Quote.organization_id == principal.organization_id)
-        if filters.status is not None:
-            stmt = stmt.where(Quote.status == filters.status)
-        if filters.owner_user_id is not None:
-            stmt = stmt.where(Quote.owner_user_id == filters.owner_user_id)
-        if filters.opportunity_id is not None:
-            stmt = stmt.where(Quote.opportunity_id == filters.opportunity_id)
         with self._tx.read() as session:
-            # list items carry totals (stored on the quote) but not lines
-            return [quote_view(q, None) for q in session.scalars(keyset(stmt, [Quote.id], page, convert=[UUID]))]
+            return quote_page(session, principal.organization_id, page, **asdict(filters))
 
     def get(self, principal: Principal, quote_id: UUID) -> QuoteView:
         with self._tx.read_cursor() as cursor:
             return read_quote(cursor, principal.organization_id, quote_id)
 
-    def create(self, principal: Principal, wanted: CreateQuote) -> QuoteView:
+    def create(self, principal: Principal, wanted: CreateQuote) -> Change[QuoteView]:
         _check_dates(wanted.start_date, wanted.end_date)
         if wanted.currency is not None:
             _check_currency(wanted.currency)
@@ -165,20 +154,17 @@ class QuoteService:
                 session, principal, quote, pricebook, wanted.lines, 1, lambda i: f"lines[{i}]", now
             )
             store_totals(quote, priced)  # lines just priced re-price to the same (refresh_totals)
-            session.add(quote)
-            session.flush()  # the quote row before its lines (no ORM relationship orders them)
-            insert_lines(session, lines)
-            view = quote_view(quote, lines)
-            record_event(session, "quote.created", org_id, render_quote(view), now)
-            return view
+            add_quote(session, quote, lines)
+            view = view_of(quote, lines)
+            return Change(view, self._outbox.record(session, view, org_id, now, "quote.created"))
 
-    def update(self, principal: Principal, quote_id: UUID, edit: UpdateQuote) -> QuoteView:
+    def update(self, principal: Principal, quote_id: UUID, edit: UpdateQuote) -> Change[QuoteView]:
         sent = edit.sent()  # by the quote's attribute names
         with self._tx() as session:
             quote = begin_edit(session, principal, quote_id)
             changes = {column: value for column, value in sent.items() if getattr(quote, column) != value}
             if not changes:
-                return full_view(session, quote)  # nothing changed: no write, no event, status kept
+                return Change(full_view(session, quote), None)  # nothing changed: no write, no event, status kept
             self._check_header(session, principal, quote, changes)
             reprice = "currency" in changes or "pricebook_id" in changes
             pricebook = self._new_pricebook(session, principal, quote, changes) if reprice else None
@@ -191,8 +177,8 @@ class QuoteService:
                 field = "pricebookId" if "pricebook_id" in changes else "currency"
                 lines = self._reprice(session, quote, pricebook, field, now)
             else:
-                lines = quote_lines(session, quote)
-            return finish_edit(session, quote, lines, now)
+                lines = lines_for_edit(session, quote)
+            return finish_edit(self._outbox, session, quote, lines, now)
 
     @staticmethod
     def _check_header(session: Session, principal: Principal, quote: Quote, changes: dict[str, Any]) -> None:
@@ -236,7 +222,7 @@ class QuoteService:
         its discount percent (a net price in another currency or pricebook has no meaning; a markup is
         carried as the net price the same percent above the new list: ``carried_net_price``). Returns
         the quote's lines; the catalog is read in one query per table."""
-        lines = quote_lines(session, quote)
+        lines = lines_for_edit(session, quote)
         prices = CatalogPrices.load(
             session,
             quote.organization_id,

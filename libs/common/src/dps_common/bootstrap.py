@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from sqlalchemy.engine import Engine
+
 from dps_common import logs
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
@@ -29,8 +31,14 @@ def start_process(read_settings: Callable[[], SettingsT], service: str, process:
 def make_transactions(settings: ServiceSettings, application_name: str) -> Transactions:
     """The process's transactions on DATABASE_URL; ``application_name`` names its connections (and its
     pool's metrics)."""
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name=application_name)
-    return Transactions.for_engine(engine)
+    return Transactions.for_engine(make_settings_engine(settings, application_name))
+
+
+def make_settings_engine(settings: ServiceSettings, application_name: str) -> Engine:
+    """The process's engine on DATABASE_URL with its pool's settings (DATABASE_POOL_SIZE,
+    DATABASE_MAX_OVERFLOW); ``application_name`` names its connections in pg_stat_activity."""
+    return make_engine(settings.database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow,
+                       application_name=application_name)
 
 
 def key_authenticator(settings: IntrospectingServiceSettings) -> IntrospectingAuthenticator:

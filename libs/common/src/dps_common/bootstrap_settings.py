@@ -4,7 +4,8 @@ default and one check in every service that reads it.
 Each service's ``Settings`` inherits the group it belongs to and declares only its own fields; its
 ``from_env`` passes ``**cls.shared_fields(env)`` on with them, then adds its own cross-field checks:
 
-- ``ServiceSettings``: every service (DATABASE_URL, DB_POOL_SIZE, LOG_LEVEL, DPS_ENVIRONMENT);
+- ``ServiceSettings``: every service (DATABASE_URL, DATABASE_POOL_SIZE, DATABASE_MAX_OVERFLOW, LOG_LEVEL,
+  DPS_ENVIRONMENT);
 - ``ApiClientSettings``: a service that calls the api (API_URL, API_CA_FILE): the console, and
 - ``ExternalApiSettings``: a service of the external API (CURSOR_SECRET, KEY_CACHE_TTL_SECONDS,
   AMQP_URL and EVENTS_EXCHANGE for key events, REDIS_URL and RATE_LIMIT_*): the api, and
@@ -32,7 +33,10 @@ ENVIRONMENTS = ("production", "development")
 @dataclass(frozen=True, kw_only=True)
 class ServiceSettings:
     database_url: str
+    # each process's connections (dps_common.db.make_engine): DATABASE_POOL_SIZE kept open between
+    # uses, DATABASE_MAX_OVERFLOW more opened while that many are in use at once, then closed
     db_pool_size: int = 5
+    db_max_overflow: int = 5
     log_level: str = "INFO"
     # DPS_ENVIRONMENT: "development" allows what only a developer's machine may (plain http:// for the
     # console's address, the dispatcher's loopback receivers); production unless set
@@ -48,7 +52,8 @@ class ServiceSettings:
         problems collected there): each group adds its own to its bases'."""
         return {
             "database_url": env.postgres_url("DATABASE_URL"),
-            "db_pool_size": env.int("DB_POOL_SIZE", ServiceSettings.db_pool_size, minimum=1, maximum=100),
+            "db_pool_size": _pool_size(env),
+            "db_max_overflow": env.int("DATABASE_MAX_OVERFLOW", ServiceSettings.db_max_overflow, minimum=0, maximum=100),
             "log_level": env.str("LOG_LEVEL", ServiceSettings.log_level),
             "environment": _environment(env),
         }
@@ -98,6 +103,12 @@ class IntrospectingServiceSettings(ExternalApiSettings, ApiClientSettings):
     @classmethod
     def shared_fields(cls, env: Env) -> dict[str, Any]:
         return {**super().shared_fields(env), "internal_api_token": env.secret("INTERNAL_API_TOKEN").decode()}
+
+
+def _pool_size(env: Env) -> int:
+    """DATABASE_POOL_SIZE, or its older name DB_POOL_SIZE (still read: deployments set it)."""
+    name = "DATABASE_POOL_SIZE" if env.optional("DATABASE_POOL_SIZE") or not env.optional("DB_POOL_SIZE") else "DB_POOL_SIZE"
+    return env.int(name, ServiceSettings.db_pool_size, minimum=1, maximum=100)
 
 
 def _environment(env: Env) -> str:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import threading
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import pq
 from psycopg.types.array import ListBinaryDumper
 from sqlalchemy import MetaData, create_engine, event, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from dps_common.db_retry import transaction_committed, transaction_failed
 from dps_common.json import dumps, loads
 from dps_common.runtime_metrics import MeteredQueuePool
 
@@ -37,24 +42,68 @@ def sqlalchemy_url(database_url: str) -> str:
     raise ValueError("DATABASE_URL must be a postgresql:// URL")
 
 
-def make_engine(database_url: str, *, pool_size: int = 5, application_name: str = "dps") -> Engine:
-    # No pre-ping: it costs a round trip on every checkout. A connection found dead fails its one
-    # request, and SQLAlchemy then invalidates the whole pool, so a database restart costs each
-    # worker at most one failed request; recycling bounds the age of idle connections.
+def make_engine(
+    database_url: str, *, pool_size: int = 5, max_overflow: int | None = None, application_name: str = "dps"
+) -> Engine:
+    """The process's engine: at most ``pool_size`` connections kept open between uses, and up to
+    ``max_overflow`` more (default: as many) opened when that many are in use at once, closed when
+    returned. ``application_name`` names its connections (pg_stat_activity) and its pool's metrics.
+
+    Lost connections (``dps_common.db_retry``): a pooled connection the server closed while it sat in
+    the pool is found at checkout without a round trip (``_closed_by_server``) and replaced; one that
+    fails in use is a disconnect to SQLAlchemy, which then discards every connection the pool held
+    before it. Recycling bounds the age of idle connections."""
     url = make_url(sqlalchemy_url(database_url)).update_query_dict({"application_name": application_name})
     engine = create_engine(
         url,
         poolclass=MeteredQueuePool,  # dps_db_pool_connections{pool=application_name}
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=pool_size if max_overflow is None else max_overflow,
         pool_recycle=1800,
         json_serializer=lambda value: dumps(value).decode(),
         json_deserializer=loads,
     )
     event.listen(engine, "connect", _send_lists_in_binary)
+    event.listen(engine, "checkout", _closed_by_server)
+    event.listen(engine, "after_cursor_execute", _count_statement)
     if isinstance(engine.pool, MeteredQueuePool):
         engine.pool.meter(application_name)
     return engine
+
+
+def _closed_by_server(dbapi_connection: psycopg.Connection[Any], _record: object, _proxy: object) -> None:
+    """At checkout: a connection the server ended while it was idle in the pool (a restart, an
+    operator's pg_terminate_backend, an idle timeout) has its last message or end of stream waiting
+    on the socket; reading what is there costs no round trip. SQLAlchemy replaces the connection
+    when this raises (the documented "pessimistic" handling, without pre-ping's round trip)."""
+    if not is_alive(dbapi_connection):
+        raise sa_exc.DisconnectionError("the server closed the connection while it was idle in the pool")
+
+
+def is_alive(connection: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection is still open at both ends, as far as can be told without a round
+    trip. A pool's connection listens to no channel, so nothing arrives while it is idle but the
+    server's goodbye (its FATAL message and the end of the stream): anything readable means it is
+    gone (or, rarely, a parameter change: a reconnection too many, nothing worse)."""
+    if connection.closed or connection.broken:
+        return False
+    readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    return not readable
+
+
+@dataclass
+class _Statements:
+    completed: int = 0
+
+
+# the statements completed by the transaction running in this context (greenlet or thread)
+_statements: ContextVar[_Statements | None] = ContextVar("dps_db_statements", default=None)
+
+
+def _count_statement(*_args: object) -> None:
+    statements = _statements.get()
+    if statements is not None:
+        statements.completed += 1
 
 
 def _send_lists_in_binary(dbapi_connection: psycopg.Connection[Any], _record: object) -> None:
@@ -70,17 +119,15 @@ class Transactions:
     ``read()`` is for use cases that only read. On an engine it runs in autocommit: each statement
     sees the latest committed data, exactly as under READ COMMITTED, without the BEGIN and COMMIT
     round trips that would otherwise double a simple read's cost.
+
+    Each transaction's end is reported to ``dps_common.db_retry``, which retries a use case whose
+    connection was lost before it did anything.
     """
 
     def __init__(self, factory: sessionmaker[Session], read_engine: Engine | None = None):
         self._factory = factory
         self._read_engine = read_engine
         self._read_factory = sessionmaker(read_engine, expire_on_commit=False) if read_engine else factory
-        # read connections: idle ones kept for reuse, at most ``read_connections`` in use at once
-        self._idle_reads: list[psycopg.Connection[Any]] = []
-        self._read_connections: list[psycopg.Connection[Any]] = []
-        self._read_slots = threading.BoundedSemaphore(_pool_size(read_engine))
-        self._lock = threading.Lock()
 
     @classmethod
     def for_engine(cls, engine: Engine) -> "Transactions":
@@ -88,21 +135,33 @@ class Transactions:
 
     @contextmanager
     def __call__(self) -> Iterator[Session]:
-        with self._factory.begin() as session:
-            yield session
+        statements = _Statements()
+        token = _statements.set(statements)
+        try:
+            with self._factory.begin() as session:
+                yield session
+        except BaseException as error:
+            transaction_failed(error, started=statements.completed > 0)
+            raise
+        finally:
+            _statements.reset(token)
+        if statements.completed:
+            transaction_committed()
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with self._read_factory.begin() as session:
-            yield session
+        try:
+            with self._read_factory.begin() as session:
+                yield session
+        except BaseException as error:
+            transaction_failed(error, started=False)  # it wrote nothing: no commit to fear
+            raise
 
     @contextmanager
     def read_cursor(self) -> Iterator[psycopg.Cursor[Any]]:
-        """A driver cursor for the hottest read paths: plain SQL on an autocommit connection kept
-        open between reads, so a read costs its query and nothing else (no pool checkout and reset,
-        no session, no statement building). At most the engine's pool size are in use at once: under
-        gevent every client connection is a greenlet, and one connection each would be unbounded. A
-        broken connection fails its one request and is replaced on the next."""
+        """A driver cursor for the hottest read paths: plain SQL in autocommit on a connection of the
+        engine's pool, so a read costs its query and little else (no session, no statement building,
+        no BEGIN). Pooled like every other connection, so the process holds no more than the pool."""
         if self._read_engine is None:  # bound to a connection (tests): read inside its transaction
             with self.read() as session:
                 driver_connection = session.connection().connection.driver_connection
@@ -110,41 +169,32 @@ class Transactions:
                 with driver_connection.cursor() as cursor:
                     yield cursor
             return
-        with self._read_slots:
-            connection = self._borrow_read_connection(self._read_engine)
-            try:
-                with connection.cursor() as cursor:
-                    yield cursor
-            finally:
-                with self._lock:
-                    self._idle_reads.append(connection)
-
-    def _borrow_read_connection(self, engine: Engine) -> psycopg.Connection[Any]:
-        with self._lock:
-            connection = self._idle_reads.pop() if self._idle_reads else None
-        if connection is None or connection.closed or connection.broken:
-            if connection is not None:
-                connection.close()
-            url = engine.url.set(drivername="postgresql")  # the same server, name and options
-            connection = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
-            with self._lock:
-                self._read_connections = [c for c in self._read_connections if not c.closed]
-                self._read_connections.append(connection)
-        return connection
+        try:
+            pooled = self._read_engine.raw_connection()
+        except BaseException as error:
+            transaction_failed(error, started=False)
+            raise
+        connection = pooled.driver_connection
+        assert isinstance(connection, psycopg.Connection)
+        try:
+            connection.autocommit = True
+            with connection.cursor() as cursor:
+                yield cursor
+            connection.autocommit = False  # as the pool's other users expect it
+        except BaseException as error:
+            transaction_failed(error, started=False)
+            if connection.broken or connection.closed or connection.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                pooled.invalidate(error)  # never back to the pool
+            else:
+                connection.autocommit = False
+            raise
+        finally:
+            pooled.close()  # back to the pool (or gone, when invalidated)
 
     def dispose(self) -> None:
-        """Close every connection: the read connections and the engine's pool."""
-        with self._lock:
-            connections, self._read_connections, self._idle_reads = self._read_connections, [], []
-        for connection in connections:
-            connection.close()
+        """Close every connection of the engine's pool."""
         if self._read_engine is not None:
             self._read_engine.dispose()  # the same pool as the engine it was made from
-
-
-def _pool_size(engine: Engine | None) -> int:
-    size = getattr(engine.pool, "size", None) if engine is not None else None
-    return int(size()) if callable(size) else 5
 
 
 def ping(tx: Transactions) -> None:

@@ -13,6 +13,7 @@ class ServiceError(Exception):
 
     code = "error"
     title = "Error"
+    retry_after: int | None = None  # seconds: the answer's Retry-After header, when set
 
     def __init__(self, detail: str, *, code: str | None = None, extra: dict[str, Any] | None = None):
         super().__init__(detail)
@@ -112,6 +113,17 @@ class ServiceUnavailable(ServiceError):
 
     code = "service_unavailable"
     title = "Service unavailable"
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The service's database cannot be reached, or the connection was lost while the request could
+    not be retried (``dps_common.db_retry``): 503 with Retry-After; the client may try again."""
+
+    retry_after = 1
+    DETAIL = "The service cannot reach its database at the moment. Retry after 1 second."
+
+    def __init__(self) -> None:
+        super().__init__(self.DETAIL)
 
 
 HTTP_STATUS: dict[type[ServiceError], int] = {

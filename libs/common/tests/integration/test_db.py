@@ -28,7 +28,7 @@ def test_reads_run_in_autocommit_and_writes_in_a_transaction(engine):
         assert session.execute(text("SELECT now() = statement_timestamp()")).scalar() is False
 
 
-def test_read_cursor_reuses_its_connection_and_replaces_a_broken_one(engine):
+def test_read_cursor_reuses_its_connection_and_replaces_one_the_server_ended(engine):
     tx = Transactions.for_engine(engine)
     with tx.read_cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid(), current_setting('application_name')")
@@ -37,11 +37,8 @@ def test_read_cursor_reuses_its_connection_and_replaces_a_broken_one(engine):
     with tx.read_cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         assert cursor.fetchone()[0] == first_pid
-    with engine.connect() as admin:  # the server ends that session, as a restart would
-        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first_pid})
-    with pytest.raises(psycopg.OperationalError), tx.read_cursor() as cursor:
-        cursor.execute("SELECT 1")  # the one request that meets the dead connection fails
-    with tx.read_cursor() as cursor:
+    _terminate(engine, first_pid)  # the server ends that idle session, as a restart would
+    with tx.read_cursor() as cursor:  # found closed at checkout and replaced: no request fails
         cursor.execute("SELECT pg_backend_pid()")
         second_pid = cursor.fetchone()[0]
     assert second_pid != first_pid
@@ -49,30 +46,61 @@ def test_read_cursor_reuses_its_connection_and_replaces_a_broken_one(engine):
     assert _gone(engine, second_pid), "dispose left the read connection open"
 
 
+def test_a_transaction_on_a_pooled_connection_the_server_ended_runs_on_a_fresh_one(engine):
+    """Stale pooled connections fail no request, however long after the server ended them."""
+    tx = Transactions.for_engine(engine)
+    with tx() as session:
+        first_pid = session.execute(text("SELECT pg_backend_pid()")).scalar()
+    _terminate(engine, first_pid)
+    with tx() as session:
+        assert session.execute(text("SELECT pg_backend_pid()")).scalar() != first_pid
+    with tx.read() as session:
+        assert session.execute(text("SELECT 1")).scalar() == 1
+
+
+def _admin(engine) -> psycopg.Connection:
+    """A connection of its own (the pool's might be the very one to end)."""
+    return psycopg.connect(engine.url.set(drivername="postgresql").render_as_string(hide_password=False), autocommit=True)
+
+
+def _terminate(engine, pid: int) -> None:
+    with _admin(engine) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert _gone(engine, pid)
+
+
 def _gone(engine, pid: int) -> bool:
     """Whether the server session has ended; its backend exits just after the client closes."""
-    for _ in range(100):
-        with engine.connect() as admin:
-            if not admin.execute(text("SELECT 1 FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}).first():
+    with _admin(engine) as admin:
+        for _ in range(100):
+            if not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
                 return True
-        time.sleep(0.05)
+            time.sleep(0.05)
     return False
 
 
-def test_read_cursor_holds_at_most_the_pool_size_of_connections(engine):
-    """Under gevent every client connection is a greenlet: connections per reader would be unbounded."""
-    tx = Transactions.for_engine(engine)  # pool size 5
-    pids: set[int] = set()
+def test_read_cursor_holds_at_most_the_pools_connections():
+    """Under gevent every client connection is a greenlet: connections per reader would be unbounded.
+    The read connections are the pool's: at most its size plus overflow in use, its size kept."""
+    with fresh_database("dps_common_db_pool") as url:
+        engine = make_engine(url, pool_size=2, max_overflow=1, application_name="dps-test-pool")
+        tx = Transactions.for_engine(engine)
+        pids: set[int] = set()
 
-    def read() -> None:
-        with tx.read_cursor() as cursor:
-            cursor.execute("SELECT pg_backend_pid(), pg_sleep(0.05)")
-            pids.add(cursor.fetchone()[0])
+        def read() -> None:
+            with tx.read_cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid(), pg_sleep(0.05)")
+                pids.add(cursor.fetchone()[0])
 
-    readers = [threading.Thread(target=read) for _ in range(12)]
-    for reader in readers:
-        reader.start()
-    for reader in readers:
-        reader.join(timeout=30)
-    tx.dispose()
-    assert 1 <= len(pids) <= 5
+        readers = [threading.Thread(target=read) for _ in range(12)]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(timeout=30)
+        assert 1 <= len(pids) <= 3
+        assert engine.pool.checkedin() <= 2  # kept between uses: the pool size
+        with tx() as session:  # the pool's next user gets it out of autocommit
+            session.execute(text("SELECT pg_sleep(0.01)"))
+            assert session.execute(text("SELECT now() = statement_timestamp()")).scalar() is False
+        tx.dispose()
+        engine.dispose()

@@ -38,6 +38,7 @@ def read(group, environ):
 def test_the_defaults():
     settings = read(IntrospectingServiceSettings, REQUIRED)
     assert (settings.database_url, settings.db_pool_size, settings.log_level) == ("postgresql://u@h/db", 5, "INFO")
+    assert settings.db_max_overflow == 5
     assert (settings.environment, settings.development) == ("production", False)
     assert (settings.api_url, settings.api_ca_file) == ("https://api.example", "")  # no trailing slash
     assert (settings.cursor_secret, settings.internal_api_token) == (b"c" * 32, "t" * 32)
@@ -48,7 +49,8 @@ def test_the_defaults():
 
 def test_each_group_reads_only_its_own_variables():
     service = {"DATABASE_URL": REQUIRED["DATABASE_URL"]}
-    assert set(ServiceSettings.shared_fields(Env(service))) == {"database_url", "db_pool_size", "log_level", "environment"}
+    assert set(ServiceSettings.shared_fields(Env(service))) == {
+        "database_url", "db_pool_size", "db_max_overflow", "log_level", "environment"}
     assert read(ApiClientSettings, {**service, "API_URL": "http://api"}).api_url == "http://api"
     assert read(ExternalApiSettings, {**service, "CURSOR_SECRET": "c" * 32}).cursor_secret == b"c" * 32
     with pytest.raises(SettingsError, match="API_URL is required"):
@@ -67,6 +69,15 @@ def test_every_value_is_read():
     assert settings.rate_limits.storage_url == "redis://r:6379/0"
     with pytest.raises(FrozenInstanceError):
         settings.log_level = "INFO"
+
+
+def test_the_pool_sizes_are_read_under_their_names_and_the_older_one():
+    settings = read(ServiceSettings, {**REQUIRED, "DATABASE_POOL_SIZE": "2", "DATABASE_MAX_OVERFLOW": "0"})
+    assert (settings.db_pool_size, settings.db_max_overflow) == (2, 0)
+    assert read(ServiceSettings, {**REQUIRED, "DB_POOL_SIZE": "3"}).db_pool_size == 3  # deployments set this one
+    assert read(ServiceSettings, {**REQUIRED, "DB_POOL_SIZE": "3", "DATABASE_POOL_SIZE": "4"}).db_pool_size == 4
+    with pytest.raises(SettingsError, match="DATABASE_MAX_OVERFLOW must be between 0 and 100"):
+        read(ServiceSettings, {**REQUIRED, "DATABASE_MAX_OVERFLOW": "-1"})
 
 
 def test_every_problem_is_named_in_one_message():

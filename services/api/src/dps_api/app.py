@@ -34,7 +34,7 @@ def build_context(settings: Settings, tx: Transactions) -> AppContext:
 def create_app(settings: Settings, *, tx: Transactions | None = None, key_events: bool = False) -> ServiceApp:
     """``tx`` lets tests run every use case inside their own outer transaction. ``key_events``
     (the gunicorn entry point, in each worker) subscribes this process's key cache to key events."""
-    tx = tx or make_transactions(settings, "dps-api")
+    tx = tx or make_transactions(settings, "dps-api-http")
     ctx = build_context(settings, tx)
     api = external_api("api", settings, tx, ctx.authenticator, key_events=key_events)
     add_routes(api, ctx)

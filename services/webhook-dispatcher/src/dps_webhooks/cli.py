@@ -18,8 +18,9 @@ import threading
 from collections.abc import Callable
 
 from dps_common import logs
+from dps_common.bootstrap import make_settings_engine
 from dps_common.bootstrap_cli import run_command
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.process_server import serve_health_and_metrics
 
 from dps_webhooks import SERVICE, metrics
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_worker(settings: Settings, *, consume: bool = True) -> None:
     """The ``dealpricing-webhooks worker`` process: deliveries, events (``consume``) and retention."""
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-webhooks-worker")
+    engine = make_settings_engine(settings, "dps-webhooks-worker")
     tx = Transactions.for_engine(engine)
     listen_url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
     worker = DeliveryWorker(settings, tx, listen_url)

@@ -10,6 +10,7 @@ import falcon
 
 from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.db_guard import guard_responders
 from dps_common.events.catalogue import EventCatalogue
 from dps_common.http import problems
 from dps_common.http.auth import AuthMiddleware
@@ -30,10 +31,19 @@ INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never r
 
 
 class ServiceApp(falcon.App[falcon.Request, falcon.Response]):
-    """A Falcon app that also carries its composition root's context (for tests and tools)."""
+    """A Falcon app that also carries its composition root's context (for tests and tools).
+
+    Its responders meet a lost database connection as ``dps_common.db_retry`` says: run once more
+    when nothing was done (those of ``retried_methods``, all by default; an app whose responders call
+    other services before they write names only its reads), else answered 503 with Retry-After."""
 
     context: object = None
     documented_routes: list[tuple[str, object]] = []  # (path under /external/v1, resource), set by Api
+    retried_methods: frozenset[str] | None = None  # None: every method
+
+    def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
+        guard_responders(resource, self.retried_methods)
+        super().add_route(uri_template, resource, **kwargs)
 
 
 class Api:

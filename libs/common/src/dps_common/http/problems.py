@@ -7,6 +7,7 @@ from typing import Any
 
 import falcon
 
+from dps_common.db_retry import is_connection_lost, unavailable
 from dps_common.errors import ServiceError, http_status_of
 from dps_common.http.bodies import MALFORMED_BODY
 from dps_common.json import dumps
@@ -39,6 +40,8 @@ def _write(resp: falcon.Response, status: int, body: dict[str, Any]) -> None:
 def handle_service_error(req: falcon.Request, resp: falcon.Response, ex: ServiceError, params: Params) -> None:
     status = http_status_of(ex)
     _write(resp, status, problem(req, status, ex.title, ex.detail, ex.code, **ex.extra))
+    if ex.retry_after is not None:
+        resp.set_header("Retry-After", str(ex.retry_after))
     if status in (408, 413) or ex.code == MALFORMED_BODY:
         # the rest of the body stays unread (or never came, or where it ends is unknown): close rather
         # than let the server drain it
@@ -60,6 +63,9 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTT
 def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception, params: Params) -> None:
     if isinstance(ex, falcon.HTTPError):
         handle_http_error(req, resp, ex, params)
+        return
+    if is_connection_lost(ex):  # the database is away (in a middleware, say): 503, never 500
+        handle_service_error(req, resp, unavailable(ex), params)
         return
     log.exception("unhandled error", extra={"requestId": req.context.get("request_id")})
     _write(resp, 500, problem(req, 500, "Internal error", "The server failed to process the request.", "internal_error"))

@@ -21,8 +21,9 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
+from dps_common.bootstrap import make_settings_engine
 from dps_common.clock import utc_now
-from dps_common.db import Transactions, make_engine
+from dps_common.db import Transactions
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.work_queue import wake_on_notify
 
@@ -101,7 +102,7 @@ def _ids(push: ClaimedPush) -> dict[str, object]:
 
 
 def build_worker(settings: Settings) -> PushWorker:
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size, application_name="dps-billing-worker")
+    engine = make_settings_engine(settings, "dps-billing-worker")
     tx = Transactions.for_engine(engine)
     tokens = AccessTokens(tx, TokenSealer(settings.billing_token_key), make_oauth(settings), utc_now)
     pacer = PostgresPacer(engine, settings.billing_rate_per_second)

@@ -27,7 +27,9 @@ def main() -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         # setting an Event in a handler is safe here: the main thread waits with timeouts, never on it
         signal.signal(signum, lambda *_: stop.set())
-    engine = make_engine(settings.database_url, pool_size=1, application_name="dps-outbox-relay")
+    # one transaction at a time: one connection kept (and one more at most, should a metrics scrape
+    # read meanwhile), beside the LISTEN connection
+    engine = make_engine(settings.database_url, pool_size=1, max_overflow=1, application_name=settings.application_name)
     log.info("relay started", extra={"broker": redacted(settings.amqp_url), "exchange": settings.events_exchange})
     relay = OutboxRelay(settings, Transactions.for_engine(engine))
     try:

@@ -7,7 +7,8 @@ meanwhile are dropped right before the claim, which finds their rows. A backlog 
 batches without lingering.
 
 A broker or database failure drops the broken connection and backs off (0.5 s doubling to 15 s);
-the loop then starts over, so restarts of either are ridden out without losing anything. Each turn
+the loop then starts over, so restarts of either are ridden out without losing anything (a database
+outage is logged once when it starts and once when it ends). Each turn
 and each batch beats the relay's ``heartbeat`` (its liveness), and each batch updates
 ``dps_common.outbox.relay.metrics``.
 """
@@ -22,6 +23,7 @@ import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 
 from dps_common.db import Transactions
+from dps_common.db_retry import OutageLog
 from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
 from dps_common.outbox.relay import metrics
 from dps_common.outbox.relay.batches import OUTBOX_QUEUE, Claimed, claim_unpublished, mark_published
@@ -31,9 +33,6 @@ from dps_common.process_server import Heartbeat
 log = logging.getLogger("dps.relay")
 
 IDLE_SLICE_SECONDS = 0.5
-# the LISTEN connection: every insert into the outbox notifies OUTBOX_CHANNEL (the table's statement
-# trigger, dps_common.outbox.migration), delivered at commit; without it the relay still polls
-LISTEN_APPLICATION_NAME = "dps-outbox-relay-listen"
 
 
 class OutboxRelay:
@@ -41,13 +40,16 @@ class OutboxRelay:
         self.settings = settings
         self._tx = tx
         self._publisher = EventPublisher(settings.amqp_url, settings.events_exchange)
-        self._wakeup = OUTBOX_QUEUE.wakeup(settings.database_url, LISTEN_APPLICATION_NAME)
+        # the LISTEN connection: every insert into the outbox notifies OUTBOX_CHANNEL (the table's
+        # statement trigger, dps_common.outbox.migration), delivered at commit; without it the relay still polls
+        self._wakeup = OUTBOX_QUEUE.wakeup(settings.database_url, settings.application_name + "-listen")
         self.published = 0  # events confirmed and marked by this relay
         self.heartbeat = Heartbeat("relay loop", settings.poll_interval_seconds)
 
     def run(self, stop: threading.Event) -> None:
         """Relay until ``stop`` is set; returns after at most one batch and one poll interval."""
         backoff = Backoff()
+        database = OutageLog(log, "outbox relay")
         try:
             while not stop.is_set():
                 self.heartbeat.beat()
@@ -58,12 +60,13 @@ class OutboxRelay:
                     while not stop.is_set() and self.relay_batch() == self.settings.batch_size:
                         self.heartbeat.beat()  # a full batch: more may be waiting, and a backlog is progress
                     backoff.reset()
+                    database.succeeded()
                 except PublishFailed as exc:
                     log.warning("events not published; retrying", extra={"error": str(exc)})
                     backoff.wait(stop)
                     continue
                 except (SQLAlchemyError, psycopg.Error) as exc:
-                    log.warning("database unavailable", extra={"error": type(exc).__name__})
+                    database.failed(exc)  # logged once per outage, not at every try
                     self._wakeup.close()
                     backoff.wait(stop)
                     continue

@@ -29,6 +29,11 @@ class RelaySettings:
     metrics_port: int = 0
     metrics_host: str = "0.0.0.0"
 
+    @property
+    def application_name(self) -> str:
+        """Its connections' name in pg_stat_activity, per service (its LISTEN connection's adds ``-listen``)."""
+        return f"dps-outbox-relay-{self.service}"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "RelaySettings":
         env = Env(environ)

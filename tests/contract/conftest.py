@@ -12,6 +12,12 @@ The billing tests add, lazily (only they ask for ``billing``): the billing platf
 billing connector under gunicorn over HTTPS on its own database (migrated by its command line), its
 push worker and its outbox relay. The connector reads quotes and checks keys through the api.
 
+Every process of the stack writes its output to a file of the session's ``stack_logs`` folder (the
+stand-in and the receiver, which run in this process, their log records), at the services' default
+level, INFO; every secret the suite is shown is gathered in ``issued_secrets``. The secrets scan
+(``test_s2_secrets_at_rest``) runs after every other test of the suite and searches the stack's
+tables and every line of those files for all of them.
+
 Under pytest-xdist the whole suite is one group (``dps_testing.grouping``, ``--dist loadgroup``): one
 worker runs every contract module, so the stack is built once per run; run with ``--dist loadscope``
 instead, each worker would build a stack of its own (databases, virtual host, processes on free
@@ -40,17 +46,19 @@ from contract_billing import (
 from kombu.connection import Connection
 
 from dps_common.crypto import new_key
+from dps_testing.issued_secrets import IssuedSecrets
 from dps_testing.processes import bound_listener, gunicorn, stop, write_tls_files
 from dps_testing.provisioning import Admin, Member, Org
 from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.services import fresh_database, fresh_vhost
+from dps_testing.stack_logs import StackLogs
 from dps_testing.webhook_receiver import Receiver
 
 from dps_api.db.migrate import upgrade
 from dps_billing_stand_in import BillingStandIn
 from dps_webhooks.db.migrate import upgrade as upgrade_webhooks
 
-from contract_client import Api
+from contract_client import ISSUED, Api
 from contract_webhooks import RETRY_GAPS, Webhooks
 
 PEPPER = "contract-pepper-0123456789abcdef0123456789abcdef"
@@ -65,6 +73,29 @@ ATTEMPT_TIMEOUT_SECONDS = 4
 BIN = Path(sys.executable).parent
 # The stack (three services, two gunicorn workers each, relays, workers) runs beside the other suites, all on one PostgreSQL server of 100 connections: small pools per process.
 FEW_CONNECTIONS = {"DB_POOL_SIZE": "2"}
+# What the processes log: the services' default level (every request's line), each line written at once.
+LOGGING = {"LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
+SCANNED_LAST = "test_s2_secrets_at_rest.py"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The secrets scan after every other test (a stable sort: the rest keep their order, and under
+    ``--dist loadgroup`` a group's tests run in collection order): it searches for every secret the
+    run was shown, in every log line written until then."""
+    items.sort(key=lambda item: item.path.name == SCANNED_LAST and item.path.parent.name == "contract")
+
+
+@pytest.fixture(scope="session")
+def stack_logs(tmp_path_factory: pytest.TempPathFactory) -> StackLogs:
+    """One file per process of the stack (its stdout and stderr), all in one folder."""
+    return StackLogs(tmp_path_factory.mktemp("stack-logs"))
+
+
+@pytest.fixture(scope="session")
+def issued_secrets() -> IssuedSecrets:
+    """Every secret the suite was shown: the clients' answers (``contract_client.ISSUED``) and the
+    admin command line's keys."""
+    return ISSUED
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +120,7 @@ def server_env(database_url: str, amqp_url: str) -> dict[str, str]:
         "API_KEY_PEPPER": PEPPER,
         "CURSOR_SECRET": CURSOR_SECRET,
         "KEY_CACHE_TTL_SECONDS": "1",  # cross-process rotation and revocation observable quickly
-        "LOG_LEVEL": "WARNING",
+        **LOGGING,
         "INTERNAL_API_TOKEN": INTERNAL_API_TOKEN,  # the dispatcher checks keys through the api
         "CONSOLE_API_TOKEN": CONSOLE_API_TOKEN,  # console credentials (sign-in) for /api-keys
         "AMQP_URL": amqp_url,
@@ -106,10 +137,9 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def server(server_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server(server_env: dict[str, str], tls_files: dict[str, str], stack_logs: StackLogs) -> Iterator[str]:
     """The api under gunicorn with its production settings, 2 workers, TLS; yields its origin."""
-    log_path = tmp_path_factory.mktemp("gunicorn") / "api.log"
-    with gunicorn("dps_api.wsgi:create()", server_env, tls_files, log_path) as origin:
+    with gunicorn("dps_api.wsgi:create()", server_env, tls_files, stack_logs.path("api")) as origin:
         yield origin
 
 
@@ -119,8 +149,8 @@ def api(server: str, tls_files: dict[str, str]) -> Api:
 
 
 @pytest.fixture(scope="session")
-def admin(server_env: dict[str, str]) -> Admin:
-    return Admin(server_env)
+def admin(server_env: dict[str, str], issued_secrets: IssuedSecrets) -> Admin:
+    return Admin(server_env, issued_secrets)
 
 
 @pytest.fixture(scope="session")
@@ -199,43 +229,39 @@ def webhooks_env(
         "WEBHOOK_RETRY_GAPS_SECONDS": ",".join(str(gap) for gap in RETRY_GAPS),
         "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": str(ATTEMPT_TIMEOUT_SECONDS),
         "WEBHOOK_POLL_INTERVAL_SECONDS": "0.2",
-        "LOG_LEVEL": "WARNING",
+        **LOGGING,
         **UNTHROTTLED,
         **FEW_CONNECTIONS,
     }
 
 
 @pytest.fixture(scope="session")
-def webhooks_server(
-    webhooks_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+def webhooks_server(webhooks_env: dict[str, str], tls_files: dict[str, str], stack_logs: StackLogs) -> Iterator[str]:
     """The dispatcher's HTTP side under gunicorn over TLS; yields its origin."""
-    log_path = tmp_path_factory.mktemp("gunicorn-webhooks") / "webhooks.log"
-    with gunicorn("dps_webhooks.wsgi:create()", webhooks_env, tls_files, log_path) as origin:
+    with gunicorn("dps_webhooks.wsgi:create()", webhooks_env, tls_files, stack_logs.path("webhook dispatcher")) as origin:
         yield origin
 
 
 @pytest.fixture(scope="session")
-def outbox_relay(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+def outbox_relay(server_env: dict[str, str], stack_logs: StackLogs) -> Iterator[subprocess.Popen]:
     """The api's outbox relay: publishes every committed api change to the events exchange."""
-    log_path = tmp_path_factory.mktemp("relay") / "relay.log"
-    with _process([str(BIN / "dealpricing-outbox-relay")], server_env, log_path) as process:
+    with _process([str(BIN / "dealpricing-outbox-relay")], server_env, stack_logs.path("api outbox relay")) as process:
         yield process
 
 
 @pytest.fixture(scope="session")
-def webhook_worker(webhooks_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+def webhook_worker(webhooks_env: dict[str, str], stack_logs: StackLogs) -> Iterator[subprocess.Popen]:
     """The dispatcher's worker: consumes the events and delivers them."""
-    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
+    log_path = stack_logs.path("webhook worker")
     with _process([str(BIN / "dealpricing-webhooks"), "worker"], webhooks_env, log_path) as process:
         yield process
 
 
 @pytest.fixture(scope="session")
-def webhook_receiver(tls_files: dict[str, str]) -> Iterator[Receiver]:
+def webhook_receiver(tls_files: dict[str, str], stack_logs: StackLogs) -> Iterator[Receiver]:
     """A real HTTPS receiver on 127.0.0.1 with the suite's certificate; records every request (the
-    tests verify signatures themselves, with each endpoint's secret)."""
-    with Receiver(tls_files) as receiver:
+    tests verify signatures themselves, with each endpoint's secret) and logs each one."""
+    with stack_logs.capture("webhook receiver", "dps_testing.webhook_receiver"), Receiver(tls_files) as receiver:
         yield receiver
 
 
@@ -287,11 +313,12 @@ def _wait_for_queue(amqp_url: str, queue: str, webhooks: Webhooks, timeout: floa
 
 
 @pytest.fixture(scope="session")
-def billing_database_url(server_env: dict[str, str]) -> Iterator[str]:
+def billing_database_url(server_env: dict[str, str], stack_logs: StackLogs) -> Iterator[str]:
     """The connector's own database, migrated as an operator does: ``dealpricing-billing migrate``."""
     with fresh_database("dps_contract_bc") as url:
         done = subprocess.run([str(BIN / "dealpricing-billing"), "migrate"], env={**server_env, "DATABASE_URL": url},
                               capture_output=True, text=True, timeout=120)
+        stack_logs.path("billing migrate").write_text(done.stdout + done.stderr)
         assert done.returncode == 0, f"dealpricing-billing migrate -> {done.returncode}: {done.stderr}"
         yield url
 
@@ -311,16 +338,18 @@ def billing_origin(billing_listener) -> str:
 
 
 @pytest.fixture(scope="session")
-def billing_stand_in(billing_origin: str, tls_files: dict[str, str]) -> Iterator[BillingStandIn]:
+def billing_stand_in(billing_origin: str, tls_files: dict[str, str], stack_logs: StackLogs) -> Iterator[BillingStandIn]:
     """The billing platform: the connector's callback is its registered redirect URI, and it signs
-    its app events to the connector's webhook endpoint (HTTPS, the suite's CA)."""
-    with BillingStandIn.start(
+    its app events to the connector's webhook endpoint (HTTPS, the suite's CA). It logs each request
+    (werkzeug's lines), as under ``make run``."""
+    with stack_logs.capture("billing platform stand-in", "werkzeug", "dps_billing_stand_in"), BillingStandIn.start(
         secret_key=SECRET_KEY,
         client_id=CLIENT_ID,
         redirect_uris=[billing_origin + CALLBACK_PATH],
         webhook_url=billing_origin + PLATFORM_WEBHOOKS_PATH,
         webhook_secret=WEBHOOK_SECRET,
         webhook_verify=tls_files["ca"],
+        log_requests=True,
     ) as stand_in:
         yield stand_in
 
@@ -350,7 +379,7 @@ def billing_env(
         "KEY_CACHE_TTL_SECONDS": "1",
         "AMQP_URL": amqp_url,
         "EVENTS_EXCHANGE": EVENTS_EXCHANGE,
-        "LOG_LEVEL": "WARNING",
+        **LOGGING,
         **UNTHROTTLED,
         **FEW_CONNECTIONS,
     }
@@ -358,26 +387,26 @@ def billing_env(
 
 @pytest.fixture(scope="session")
 def billing_server(
-    billing_env: dict[str, str], billing_listener, tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    billing_env: dict[str, str], billing_listener, tls_files: dict[str, str], stack_logs: StackLogs
 ) -> Iterator[str]:
     """The connector's HTTP side under gunicorn over TLS; yields its origin."""
-    log_path = tmp_path_factory.mktemp("gunicorn-billing") / "billing.log"
+    log_path = stack_logs.path("billing connector")
     with gunicorn("dps_billing.wsgi:create()", billing_env, tls_files, log_path, listener=billing_listener) as origin:
         yield origin
 
 
 @pytest.fixture(scope="session")
-def billing_worker(billing_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+def billing_worker(billing_env: dict[str, str], stack_logs: StackLogs) -> Iterator[subprocess.Popen]:
     """The connector's push worker."""
-    log_path = tmp_path_factory.mktemp("billing-worker") / "worker.log"
+    log_path = stack_logs.path("billing worker")
     with _process([str(BIN / "dealpricing-billing"), "worker"], billing_env, log_path) as process:
         yield process
 
 
 @pytest.fixture(scope="session")
-def billing_relay(billing_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+def billing_relay(billing_env: dict[str, str], stack_logs: StackLogs) -> Iterator[subprocess.Popen]:
     """The shared outbox relay on the connector's database: publishes the billing.* events."""
-    log_path = tmp_path_factory.mktemp("billing-relay") / "relay.log"
+    log_path = stack_logs.path("billing outbox relay")
     with _process([str(BIN / "dps-outbox-relay")], billing_env, log_path) as process:
         yield process
 

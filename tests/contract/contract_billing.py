@@ -20,7 +20,7 @@ from dps_testing.provisioning import Member, Org
 from dps_billing_stand_in import BillingStandIn
 
 import contract_data as data
-from contract_client import Api
+from contract_client import ISSUED, Api
 from contract_webhooks import wait_for
 
 SECRET_KEY = "sk_test_contract_billing_app"
@@ -120,7 +120,7 @@ class Billing:
 
     def browser(self) -> requests.Session:
         """A fresh browser: no cookies, the suite's CA for the connector's HTTPS callback."""
-        session = requests.Session()
+        session = ISSUED.watch(requests.Session())
         session.trust_env = False
         session.verify = self.ca_file
         return session

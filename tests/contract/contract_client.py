@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from dps_testing.issued_secrets import IssuedSecrets
 from dps_testing.provisioning import Member
 
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
@@ -24,6 +25,8 @@ KeyLike = Member | str | None
 # request sent on it just then is lost ("Remote end closed connection without response"). A thread
 # whose connections have been idle this long starts on new ones.
 IDLE_SECONDS = 4.0
+# Every secret the suite's clients and browsers were shown, for the secrets scan at the end of the run.
+ISSUED = IssuedSecrets()
 
 
 class Api:
@@ -44,7 +47,7 @@ class Api:
         if session is None or now - local.used > IDLE_SECONDS:
             if session is not None:
                 session.close()
-            session = local.session = requests.Session()
+            session = local.session = ISSUED.watch(requests.Session())
             session.trust_env = False  # neither a proxy nor REQUESTS_CA_BUNDLE may stand in for the test CA
         local.used = now
         return session

@@ -9,17 +9,40 @@ databases is searched for each secret it was shown, and for the services' config
 none is found.
 
 A tripwire keeps the list whole: every operation whose OpenAPI document says it returns a secret
-(``secret_fields``: its answer is ``{Model}`` or ``{Model}Replayed``) must be exercised here."""
+(``secret_fields``: its answer is ``{Model}`` or ``{Model}Replayed``) must be exercised here.
+
+Neither is any secret written in a log: every line every process of the stack wrote during the run
+(the api, the dispatcher, the connector, their workers and relays, the servers other modules
+started, the billing platform stand-in and the webhook receiver: ``stack_logs``) is searched too.
+Both scans look for every secret the whole run was shown (``issued_secrets``: each API key and
+console credential, signing secret, billing start ticket, OAuth state and code, the connect flow's
+nonce cookie), the stand-in's OAuth tokens (what its token endpoint issued) and the
+services' configured secrets, so this module runs after every other module of the suite
+(``conftest.pytest_collection_modifyitems``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from uuid import uuid4
 
 import pytest
 from contract_billing import SECRET_KEY, WEBHOOK_SECRET
 
+from dps_testing.issued_secrets import (
+    API_KEY,
+    BILLING_TICKET,
+    CONSOLE_CREDENTIAL,
+    COOKIE,
+    OAUTH_CODE,
+    OAUTH_STATE,
+    SIGNING_SECRET,
+    IssuedSecrets,
+)
 from dps_testing.secrets_at_rest import scan_for_secrets
+from dps_testing.stack_logs import scan_logs
+
+from dps_billing_stand_in import BillingStandIn
 
 import contract_data as data
 
@@ -51,6 +74,11 @@ def secret_operations(document: dict) -> set[tuple[str, str]]:
         for schema in [answer.get("content", {}).get("application/json", {}).get("schema", {})]
         if any(ref.get("$ref", "").endswith("Replayed") for ref in schema.get("oneOf", []))
     }
+
+
+def own_document(api) -> dict:
+    """The api's own document: the public one leaves out the console's operations (``/api-keys``)."""
+    return api.ok("GET", "/internal/v1/openapi.json", None, absolute=True, status=200)
 
 
 def replays_no_secret(answer) -> None:
@@ -115,12 +143,12 @@ def shown(api, webhooks, billing, admin, make_org, server_env) -> Shown:
     member = org.member("admin", "rotated@secrets.example")
     secrets.update(api_key_secrets("api key (created)", member.key))
     secrets.update(api_key_secrets("api key (rotated)", admin.rotate_key(member.key_row_id)["key"]))
-    if API_KEYS <= secret_operations(api.get("/openapi.json").json()):
+    if API_KEYS <= secret_operations(own_document(api)):
         exercise_api_keys(api, org, server_env, shown)
 
-    billing.stand_in.clear_requests()
+    before = len(billing.stand_in.requests("/v1/oauth/token", method="POST"))
     billing.connect(org)
-    [exchange] = billing.stand_in.requests("/v1/oauth/token", method="POST")
+    [exchange] = billing.stand_in.requests("/v1/oauth/token", method="POST")[before:]
     assert exchange.status == 200, exchange.response
     secrets["oauth code"] = exchange.form["code"]
     secrets["oauth access token"] = exchange.response["access_token"]
@@ -131,29 +159,100 @@ def shown(api, webhooks, billing, admin, make_org, server_env) -> Shown:
 
 
 def test_every_operation_that_returns_a_secret_is_exercised_here(shown, api, webhook_api, billing):
-    documents = [api.get("/openapi.json").json(), webhook_api.hooks.get("/openapi.json").json(), billing.connector.document]
+    documents = [own_document(api), webhook_api.hooks.get("/openapi.json").json(), billing.connector.document]
     documented = set().union(*(secret_operations(document) for document in documents))
     assert ("post", "/webhook-configs") in documented
     missing = sorted(documented - shown.exercised)
     assert not missing, f"returns a secret, not exercised by this test: {missing}"
 
 
-def test_no_secret_is_stored_in_any_table_of_any_service(
-    shown, database_url, webhooks_database_url, billing_database_url, server_env, webhooks_env, billing_env, capsys
-):
+# every process of the stack that writes a log (other modules' servers add theirs)
+LOGGING_PROCESSES = (
+    "api", "api-outbox-relay", "webhook-dispatcher", "webhook-worker", "billing-connector", "billing-worker",
+    "billing-outbox-relay", "billing-platform-stand-in", "webhook-receiver",
+)
+CONFIGURED = "configured secret"
+ACCESS_TOKEN, REFRESH_TOKEN = "OAuth access token (stand-in)", "OAuth refresh token (stand-in)"
+SIGNATURE = "webhook signature"
+
+
+def stand_in_tokens(stand_in: BillingStandIn, issued: IssuedSecrets) -> None:
+    """What the platform's token endpoint issued in the whole run (codes exchanged, access and
+    refresh tokens, refreshes included), from the stand-in's recordings."""
+    for exchange in stand_in.requests("/v1/oauth/token", method="POST"):
+        form = exchange.form if isinstance(exchange.form, dict) else {}
+        issued.add(OAUTH_CODE, form.get("code"))
+        issued.add(REFRESH_TOKEN, form.get("refresh_token"))
+        if isinstance(exchange.response, dict):
+            issued.add(ACCESS_TOKEN, exchange.response.get("access_token"))
+            issued.add(REFRESH_TOKEN, exchange.response.get("refresh_token"))
+
+
+@pytest.fixture(scope="module")
+def every_secret(shown, issued_secrets, billing, server_env, webhooks_env, billing_env) -> dict[str, str]:
+    """Label ("<kind> #n") -> secret: all the run was shown, the stand-in's tokens, the configured ones."""
+    stand_in_tokens(billing.stand_in, issued_secrets)
     configured = {
-        "API_KEY_PEPPER": server_env["API_KEY_PEPPER"],
-        "CURSOR_SECRET": server_env["CURSOR_SECRET"],
-        "INTERNAL_API_TOKEN": server_env["INTERNAL_API_TOKEN"],
-        "WEBHOOK_SECRET_KEY": webhooks_env["WEBHOOK_SECRET_KEY"],
-        "BILLING_TOKEN_KEY": billing_env["BILLING_TOKEN_KEY"],
-        "BILLING_STATE_SECRET": billing_env["BILLING_STATE_SECRET"],
-        "BILLING_SECRET_KEY": SECRET_KEY,
-        "BILLING_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        name: env[name]
+        for env, names in (
+            (server_env, ("API_KEY_PEPPER", "CURSOR_SECRET", "INTERNAL_API_TOKEN", "CONSOLE_API_TOKEN")),
+            (webhooks_env, ("WEBHOOK_SECRET_KEY",)),
+            (billing_env, ("BILLING_TOKEN_KEY", "BILLING_STATE_SECRET", "BILLING_SECRET_KEY", "BILLING_WEBHOOK_SECRET")),
+        )
+        for name in names
     }
+    assert configured["BILLING_SECRET_KEY"] == SECRET_KEY and configured["BILLING_WEBHOOK_SECRET"] == WEBHOOK_SECRET
+    return {**issued_secrets.labelled(), **{f"{CONFIGURED} {name}": value for name, value in configured.items()}}
+
+
+def kind_of(label: str) -> str:
+    return label.rsplit(" #", 1)[0] if " #" in label else CONFIGURED
+
+
+def per_kind(labels) -> Counter:
+    return Counter(kind_of(label) for label in labels)
+
+
+def test_the_scan_runs_after_every_other_contract_test(request):
+    items = request.session.items
+    later = [item.nodeid for item in items[items.index(request.node) + 1:]
+             if item.path.parent == request.node.path.parent and item.path != request.node.path]
+    assert not later, f"contract tests after the secrets scan (their secrets would go unsearched): {later}"
+
+
+def test_the_run_was_shown_secrets_of_every_kind(shown, every_secret):
+    kinds = per_kind(every_secret)
+    gathered = set(every_secret.values())
+    missed = [label for label, secret in shown.secrets.items() if not any(part in secret for part in gathered)]
+    assert shown.secrets and not missed, f"shown to this module, not gathered: {missed}"
+    for kind in (API_KEY, CONSOLE_CREDENTIAL, SIGNING_SECRET, BILLING_TICKET, OAUTH_STATE, OAUTH_CODE, COOKIE,
+                 ACCESS_TOKEN, REFRESH_TOKEN, CONFIGURED):
+        assert kinds[kind] > 0, f"no {kind} gathered: {dict(kinds)}"
+
+
+def test_no_secret_is_stored_in_any_table_of_any_service(
+    every_secret, database_url, webhooks_database_url, billing_database_url, capsys
+):
     databases = {"api": database_url, "dispatcher": webhooks_database_url, "connector": billing_database_url}
-    report = scan_for_secrets(databases, {**shown.secrets, **configured})
+    report = scan_for_secrets(databases, every_secret)
     with capsys.disabled():
         print(f"\nsecrets at rest: {report.summary()}")
-    assert report.tables >= 20 and report.rows > 0 and report.secrets == len(shown.secrets) + len(configured)
+        print(f"  searched by kind: {dict(sorted(per_kind(every_secret).items()))}")
+        print(f"  found by kind: {dict(per_kind(finding.secret for finding in report.found))}")
+    assert report.tables >= 20 and report.rows > 0 and report.secrets == len(every_secret)
     assert report.found == []
+
+
+def test_no_secret_is_written_in_any_log_line_of_any_process(every_secret, webhook_receiver, stack_logs, capsys):
+    signatures = {f"{SIGNATURE} #{n}": signature for n, request in enumerate(webhook_receiver.received, 1)
+                  for signature in request.headers.get("webhook-signature", "").split() if len(signature) >= 8}
+    searched = {**every_secret, **signatures}
+    report = scan_logs(stack_logs.files(), searched)
+    with capsys.disabled():
+        print(f"\nsecrets in logs: {report.summary()}")
+        print(f"  lines by file: {report.files}")
+        print(f"  searched by kind: {dict(sorted(per_kind(searched).items()))}")
+        print(f"  found by kind: {dict(per_kind(finding.secret for finding in report.found))}")
+    missing = [name for name in LOGGING_PROCESSES if not report.files.get(f"{name}.log")]
+    assert not missing, f"no log lines from {missing}: {report.files}"
+    assert report.found == [], "\n".join(f"{f.file}:{f.line}: {f.secret}" for f in report.found[:50])

@@ -26,29 +26,29 @@ TRIES = 12  # new connections per check: both gunicorn workers answer some of th
 
 
 @pytest.fixture(scope="module")
-def api_origin(server_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[str]:
+def api_origin(server_env: dict[str, str], tls_files: dict[str, str], stack_logs) -> Iterator[str]:
     env = {**server_env, "KEY_CACHE_TTL_SECONDS": KEY_CACHE_TTL_SECONDS}
-    log = tmp_path_factory.mktemp("revocation-api") / "api.log"
+    log = stack_logs.path("api (revocation)")
     with gunicorn("dps_api.wsgi:create()", env, tls_files, log, workers=2) as origin:
         yield origin
 
 
 @pytest.fixture(scope="module")
 def dispatcher_origin(
-    webhooks_env: dict[str, str], api_origin: str, tls_files: dict[str, str], tmp_path_factory
+    webhooks_env: dict[str, str], api_origin: str, tls_files: dict[str, str], stack_logs
 ) -> Iterator[str]:
     env = {**webhooks_env, "API_URL": api_origin, "KEY_CACHE_TTL_SECONDS": KEY_CACHE_TTL_SECONDS}
-    log = tmp_path_factory.mktemp("revocation-dispatcher") / "webhooks.log"
+    log = stack_logs.path("webhook dispatcher (revocation)")
     with gunicorn("dps_webhooks.wsgi:create()", env, tls_files, log, workers=2) as origin:
         yield origin
 
 
 @pytest.fixture(scope="module")
 def connector_origin(
-    billing_env: dict[str, str], api_origin: str, tls_files: dict[str, str], tmp_path_factory
+    billing_env: dict[str, str], api_origin: str, tls_files: dict[str, str], stack_logs
 ) -> Iterator[str]:
     env = {**billing_env, "API_URL": api_origin, "KEY_CACHE_TTL_SECONDS": KEY_CACHE_TTL_SECONDS}
-    log = tmp_path_factory.mktemp("revocation-connector") / "billing.log"
+    log = stack_logs.path("billing connector (revocation)")
     with gunicorn("dps_billing.wsgi:create()", env, tls_files, log, workers=2) as origin:
         yield origin
 

@@ -37,17 +37,17 @@ def limits_env() -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def limited_api(server_env, limits_env, tls_files, tmp_path_factory) -> Iterator[Api]:
+def limited_api(server_env, limits_env, tls_files, stack_logs) -> Iterator[Api]:
     """The api under gunicorn, 2 workers, low budgets counted in Redis."""
-    log_path = tmp_path_factory.mktemp("rate-limits") / "api.log"
+    log_path = stack_logs.path("api (rate limits)")
     with gunicorn("dps_api.wsgi:create()", {**server_env, **limits_env}, tls_files, log_path) as origin:
         yield Api(origin, tls_files["ca"])
 
 
 @pytest.fixture(scope="module")
-def limited_webhooks(webhooks_env, limits_env, tls_files, tmp_path_factory) -> Iterator[Api]:
+def limited_webhooks(webhooks_env, limits_env, tls_files, stack_logs) -> Iterator[Api]:
     """The webhook dispatcher's HTTP side with the same budgets in the same Redis."""
-    log_path = tmp_path_factory.mktemp("rate-limits") / "webhooks.log"
+    log_path = stack_logs.path("webhook dispatcher (rate limits)")
     with gunicorn("dps_webhooks.wsgi:create()", {**webhooks_env, **limits_env}, tls_files, log_path) as origin:
         yield Api(origin, tls_files["ca"])
 
@@ -56,13 +56,13 @@ FLOOD_QUOTA = 1200  # leases of up to 12 units (1 %) per process
 
 
 @pytest.fixture(scope="module")
-def flood_servers(server_env, webhooks_env, tls_files, tmp_path_factory) -> Iterator[tuple[Api, Api]]:
+def flood_servers(server_env, webhooks_env, tls_files, stack_logs) -> Iterator[tuple[Api, Api]]:
     """The api and the dispatcher, 2 workers each, sharing a budget large enough for leases."""
-    url, logs = redis_url(), tmp_path_factory.mktemp("rate-limit-flood")
+    url = redis_url()
     with key_prefix(url, "dps-contract-flood") as prefix:
         env = {"REDIS_URL": url, "RATE_LIMIT_KEY_PREFIX": prefix, "RATE_LIMIT_ORGANIZATION": f"{FLOOD_QUOTA}/minute"}
-        with gunicorn("dps_api.wsgi:create()", {**server_env, **env}, tls_files, logs / "api.log") as api, \
-                gunicorn("dps_webhooks.wsgi:create()", {**webhooks_env, **env}, tls_files, logs / "hooks.log") as hooks:
+        with gunicorn("dps_api.wsgi:create()", {**server_env, **env}, tls_files, stack_logs.path("api (flood)")) as api, \
+                gunicorn("dps_webhooks.wsgi:create()", {**webhooks_env, **env}, tls_files, stack_logs.path("webhook dispatcher (flood)")) as hooks:
             yield Api(api, tls_files["ca"]), Api(hooks, tls_files["ca"])
 
 
@@ -143,9 +143,9 @@ def test_a_concurrent_flood_across_workers_and_services_stays_within_the_budget(
             assert remaining == 0 and 1 <= int(resp.headers["Retry-After"]) == reset <= 60
 
 
-def test_an_unreachable_redis_fails_open(server_env, tls_files, tmp_path_factory, make_org):
+def test_an_unreachable_redis_fails_open(server_env, tls_files, stack_logs, make_org):
     org = make_org("Fail Open Co")
-    log_path: Path = tmp_path_factory.mktemp("rate-limits") / "fail-open.log"
+    log_path: Path = stack_logs.path("api (redis unreachable)")
     env = {**server_env, "REDIS_URL": closed_port_url(), "RATE_LIMIT_ORGANIZATION": "3/minute", "LOG_LEVEL": "INFO"}
     with gunicorn("dps_api.wsgi:create()", env, tls_files, log_path, workers=1) as origin:
         api = Api(origin, tls_files["ca"])

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from dps_testing.issued_secrets import API_KEY, IssuedSecrets
+
 
 @dataclass
 class Member:
@@ -50,8 +52,11 @@ ROLE_LABELS = {"admin": "admin", "user": "user", "view only": "viewer"}
 
 
 class Admin:
-    def __init__(self, env: dict[str, str]):
+    """``issued``, when given, is told every API key the command line prints."""
+
+    def __init__(self, env: dict[str, str], issued: IssuedSecrets | None = None):
         self._env = env
+        self._issued = issued
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``dealpricing-admin *args``: its exit code and what it printed."""
@@ -65,6 +70,8 @@ class Admin:
         done = self.run(*args, "--json")
         assert done.returncode == 0, f"dealpricing-admin {' '.join(args)} -> {done.returncode}: {done.stderr}"
         answer: dict[str, Any] = json.loads(done.stdout)
+        if self._issued is not None:
+            self._issued.add_api_key(API_KEY, answer.get("key"))
         return answer
 
     def create_org(self, name: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from dps_common.db import sqlalchemy_url
+from dps_testing.secret_matcher import SecretMatcher
 
 # information_schema.columns.data_type of the columns that can hold a secret as it was shown
 _TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb", "bytea", "ARRAY", "USER-DEFINED")
@@ -58,18 +59,14 @@ def scan_for_secrets(databases: Mapping[str, str], secrets: Mapping[str, str]) -
     """Search every row of every table of ``databases`` (name -> URL) for each of ``secrets``
     (label -> the secret as shown). Secrets shorter than 8 characters are refused (they would match
     by chance)."""
-    short = [label for label, secret in secrets.items() if len(secret) < 8]
-    if short:
-        raise ValueError(f"secrets too short to search for: {short}")
+    matcher = SecretMatcher(secrets)
     report = ScanReport(databases=len(databases), secrets=len(secrets))
-    as_text = {label: secret for label, secret in secrets.items()}
-    as_bytes = {label: secret.encode() for label, secret in secrets.items()}
     for name, url in databases.items():
-        _scan_database(name, url, as_text, as_bytes, report)
+        _scan_database(name, url, matcher, report)
     return report
 
 
-def _scan_database(name: str, url: str, as_text: dict[str, str], as_bytes: dict[str, bytes], report: ScanReport) -> None:
+def _scan_database(name: str, url: str, matcher: SecretMatcher, report: ScanReport) -> None:
     engine = create_engine(sqlalchemy_url(url))
     try:
         with engine.connect() as connection:
@@ -85,7 +82,7 @@ def _scan_database(name: str, url: str, as_text: dict[str, str], as_bytes: dict[
                 for row in rows:
                     report.rows += 1
                     for (column, _), value in zip(searched, row, strict=False):
-                        for label in _secrets_in(value, as_text, as_bytes):
+                        for label in _secrets_in(value, matcher):
                             report.found.append(Finding(name, f"{schema}.{table}", column, label))
     finally:
         engine.dispose()
@@ -96,10 +93,9 @@ def _as_searchable(column: str, data_type: str) -> str:
     return f'"{column}"' if data_type in ("bytea", "text", "character varying", "character") else f'"{column}"::text'
 
 
-def _secrets_in(value: Any, as_text: dict[str, str], as_bytes: dict[str, bytes]) -> list[str]:
+def _secrets_in(value: Any, matcher: SecretMatcher) -> list[str]:
     if value is None:
         return []
     if isinstance(value, bytes | bytearray | memoryview):
-        data = bytes(value)
-        return [label for label, secret in as_bytes.items() if secret in data]
-    return [label for label, secret in as_text.items() if secret in str(value)]
+        return matcher.in_bytes(bytes(value))
+    return matcher.in_text(str(value))

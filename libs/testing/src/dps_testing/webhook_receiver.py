@@ -16,6 +16,7 @@ status code, one of those mode names, or ``(status, body bytes)``.
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 import struct
@@ -28,6 +29,7 @@ from typing import Any, Self
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
+log = logging.getLogger(__name__)  # a line per request, as a real receiver's server writes
 HUGE_BYTES = 50 * 1024 * 1024
 MODES = ("hang", "drip", "drip-body", "short-body", "reset", "huge", "redirect")
 DRIP_BODY = b'{"received": true}'
@@ -179,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:
-        pass
+        log.info("%s %s", self.address_string(), format % args)
 
     def do_POST(self) -> None:
         receiver = self.server.receiver

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -23,6 +24,27 @@ from .webhooks import WebhookDelivery, WebhookSender
 class _QuietHandler(WSGIRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
+
+
+class _RedactingHandler(WSGIRequestHandler):
+    """Each request's line with its query's values hidden: an authorize URL carries the app's OAuth
+    `state`, a token exchange's redirect its one-time `code`, and no log line holds a secret."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        path, line = getattr(self, "path", None), self.requestline
+        if path is not None:
+            self.path = _without_query_values(path)
+        self.requestline = _without_query_values(line)
+        try:
+            super().log_request(code, size)
+        finally:
+            self.requestline = line
+            if path is not None:
+                self.path = path
+
+
+def _without_query_values(text: str) -> str:
+    return re.sub(r"([?&][^=&#\s]*)=[^&#\s]*", r"\1=***", text)
 
 
 class BillingStandIn:
@@ -95,7 +117,7 @@ class BillingStandIn:
         urls: dict[str, str] = {}
         server = make_server(
             host, port, StandInApp(state, lambda: dict(urls)), threaded=True,
-            request_handler=None if log_requests else _QuietHandler,
+            request_handler=_RedactingHandler if log_requests else _QuietHandler,
         )
         public_host = "127.0.0.1" if host in ("0.0.0.0", "") else (f"[{host}]" if ":" in host else host)
         stand_in = cls(state, server, public_host)

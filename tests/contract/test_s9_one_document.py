@@ -21,18 +21,24 @@ import pytest
 import requests
 from jsonschema import Draft202012Validator
 
+from dps_common.auth.scopes import ROLE_SCOPES
 from dps_common.openapi.components import inline_refs
 from dps_testing.openapi_checks import openapi_errors
 from dps_testing.processes import gunicorn
 
 DOCUMENT = "/external/v1/openapi.json"
+GRANTED = {str(scope) for scopes in ROLE_SCOPES.values() for scope in scopes}  # what an API key may hold
+CONSOLE_OPERATIONS = {
+    ("get", "/api-keys"), ("post", "/api-keys"), ("post", "/api-keys/{key_id}/rotate"),
+    ("post", "/api-keys/{key_id}/revoke"), ("get", "/people"), ("put", "/people/{person_id}/api-key-access"),
+}
 
 
 @pytest.fixture(scope="module")
-def origin(server_env, webhooks_server, billing_server, tls_files, tmp_path_factory) -> Iterator[str]:
+def origin(server_env, webhooks_server, billing_server, tls_files, stack_logs) -> Iterator[str]:
     parts = ",".join(f"{part}/internal/v1/openapi.json" for part in (webhooks_server, billing_server))
     env = {**server_env, "OPENAPI_PART_URLS": parts, "REQUESTS_CA_BUNDLE": tls_files["ca"]}
-    log = tmp_path_factory.mktemp("one-document") / "api.log"
+    log = stack_logs.path("api (one document)")
     with gunicorn("dps_api.wsgi:create()", env, tls_files, log) as served:
         yield served
 
@@ -52,7 +58,8 @@ def test_one_valid_document_holds_every_services_operations_and_events(origin, w
     for part in (origin, webhooks_server, billing_server):
         own = _own(part, tls_files["ca"])
         for path, item in own["paths"].items():
-            assert merged["paths"][path] == item, path
+            public = {method: op for method, op in item.items() if set(op["x-required-scopes"]) <= GRANTED}
+            assert merged["paths"].get(path, {}) == public, path
         assert set(own.get("webhooks", {})) <= set(merged["webhooks"])
     assert {"/whoami", "/webhook-configs", "/billing-connection", "/pricing-quotes/{quote_id}/billing-pushes"} <= set(
         merged["paths"])
@@ -60,6 +67,24 @@ def test_one_valid_document_holds_every_services_operations_and_events(origin, w
     for path, item in merged["paths"].items():
         for method, operation in item.items():
             assert "x-required-scopes" in operation, (method, path)
+
+
+def test_every_operation_of_the_document_takes_an_api_key(origin, tls_files, make_org):
+    """Try it out works for every operation shown: none needs a scope outside every role's. The
+    settings console's own operations (a console sign-in's ``api-keys:manage``) stay in the api's
+    own document, for the console's contracts, and out of the public one, with their schemas."""
+    merged = requests.get(origin + DOCUMENT, verify=tls_files["ca"], timeout=10).json()
+    operations = {(method, path): op for path, item in merged["paths"].items() for method, op in item.items()}
+    assert not {key for key, op in operations.items() if not set(op["x-required-scopes"]) <= GRANTED}
+    assert not CONSOLE_OPERATIONS & set(operations)
+    assert not {"ApiKeyCreate", "ApiKeyWithSecret", "Person", "ApiKeyAccessUpdate"} & set(merged["components"]["schemas"])
+    own = _own(origin, tls_files["ca"])
+    assert CONSOLE_OPERATIONS <= {(method, path) for path, item in own["paths"].items() for method in item}
+    admin = make_org("Try It Out Co").admin  # the highest role's key, as Try it out sends it
+    answers = {(method, path): requests.request(method, f"{origin}/external/v1{path.replace('{key_id}', 'x')}",
+                                                headers={"x-api-key": admin.key}, verify=tls_files["ca"], timeout=10)
+               for method, path in CONSOLE_OPERATIONS if method == "get"}
+    assert {key: answer.status_code for key, answer in answers.items()} == {key: 403 for key in answers}
 
 
 def test_the_reference_page_presents_the_document(origin, tls_files):

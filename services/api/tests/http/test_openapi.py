@@ -1,5 +1,6 @@
 """The OpenAPI document against what the server enforces: every operation is documented with its
-scope, and every documented scope is enforced (403 naming it without, never a scope 403 with it)."""
+scope, and every documented scope is enforced (403 naming it without, never a scope 403 with it).
+The api's own document (``/internal/v1``): the public one is it without the console's operations."""
 
 import re
 
@@ -13,9 +14,11 @@ from dps_testing.openapi_checks import (
     assert_scopes_enforced,
 )
 
+OWN = "/internal/v1/openapi.json"
+
 
 def test_document_is_openapi_31_with_scopes_and_errors_on_every_operation(client):
-    doc = client.simulate_get("/external/v1/openapi.json").json
+    doc = client.simulate_get(OWN).json
     assert doc["openapi"].startswith("3.1")
     assert doc["components"]["securitySchemes"]["apiKey"] == {"type": "apiKey", "in": "header", "name": "x-api-key"}
     operations = [(p, m, op) for p, item in doc["paths"].items() for m, op in item.items()]
@@ -32,7 +35,7 @@ def test_document_is_openapi_31_with_scopes_and_errors_on_every_operation(client
 
 
 def test_every_request_body_has_an_example_the_server_accepts(app, client):
-    doc = client.simulate_get("/external/v1/openapi.json").json
+    doc = client.simulate_get(OWN).json
     assert assert_every_request_body_has_a_valid_example(app, doc) == 22  # approve and reject share one
 
 
@@ -41,7 +44,7 @@ def test_every_responder_is_documented(app):
 
 
 def test_documented_scopes_are_what_the_server_enforces(client, org):
-    doc = client.simulate_get("/external/v1/openapi.json").json
+    doc = client.simulate_get(OWN).json
     keys = {Role.ADMIN: org.admin.headers, Role.USER: org.user.headers, Role.VIEW_ONLY: org.viewer.headers}
     operations = sum(len(item) for item in doc["paths"].values())
     assert assert_scopes_enforced(client, doc, keys) == 3 * operations
@@ -49,7 +52,7 @@ def test_documented_scopes_are_what_the_server_enforces(client, org):
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_every_operation_refuses_a_missing_key(client, method):
-    doc = client.simulate_get("/external/v1/openapi.json").json
+    doc = client.simulate_get(OWN).json
     assert assert_missing_key_refused(client, doc, method)
 
 
@@ -66,7 +69,7 @@ def _decimal_fields(node, path=""):
 
 
 def test_decimal_strings_are_marked_in_requests_and_answers(client):
-    doc = client.simulate_get("/external/v1/openapi.json").json
+    doc = client.simulate_get(OWN).json
     decimals = list(_decimal_fields(doc["components"]["schemas"]))
     unmarked = [where for where, schema in decimals if schema.get("format") != "decimal"]
     assert not unmarked

@@ -1,10 +1,16 @@
 """``/external/v1/docs`` and the documents behind it: served without a key, from the api itself
 (no CDN), under a policy that loads nothing from elsewhere; each service's own document is also at
-``/internal/v1/openapi.json``, and without parts the external document is that one."""
+``/internal/v1/openapi.json``, and without parts the external document is that one without the
+settings console's operations, which no API key may call."""
 
 from __future__ import annotations
 
+from dps_common.auth.scopes import ROLE_SCOPES
+from dps_common.openapi.audience import for_api_keys
+
 DOCS = "/external/v1/docs"
+CONSOLE_PATHS = {"/api-keys", "/api-keys/{key_id}/rotate", "/api-keys/{key_id}/revoke", "/people",
+                 "/people/{person_id}/api-key-access"}
 
 
 def test_the_page_needs_no_key_and_loads_only_its_own_assets(client):
@@ -28,9 +34,23 @@ def test_only_the_pages_assets_are_served(client):
         assert resp.headers["content-type"] == "application/problem+json"
 
 
-def test_without_parts_the_external_document_is_the_apis_own(client):
+def test_without_parts_the_external_document_is_the_apis_own_for_api_keys(client):
     own = client.simulate_get("/internal/v1/openapi.json")
     assert own.status_code == 200
     external = client.simulate_get("/external/v1/openapi.json")
-    assert external.json == own.json
+    granted = {str(scope) for scopes in ROLE_SCOPES.values() for scope in scopes}
+    assert external.json == for_api_keys(own.json, granted)
     assert "x-document-incomplete" not in external.headers
+
+
+def test_the_external_document_leaves_out_the_consoles_operations(client):
+    """``/api-keys`` and ``/people`` answer 403 to every API key (only a console credential holds
+    ``api-keys:manage``): the reference's Try it out could only fail on them."""
+    own = client.simulate_get("/internal/v1/openapi.json").json
+    external = client.simulate_get("/external/v1/openapi.json").json
+    assert CONSOLE_PATHS <= set(own["paths"])
+    assert not CONSOLE_PATHS & set(external["paths"])
+    assert set(external["paths"]) == set(own["paths"]) - CONSOLE_PATHS
+    assert {"ApiKeyCreate", "ApiKeyWithSecret", "PersonList"} <= set(own["components"]["schemas"])
+    assert not {"ApiKeyCreate", "ApiKeyWithSecret", "PersonList"} & set(external["components"]["schemas"])
+    assert {"Problem", "PricingQuote", "QuoteStatus"} <= set(external["components"]["schemas"])

@@ -10,6 +10,7 @@ import falcon
 
 from dps_common.auth.authenticator import KeyAuthenticator
 from dps_common.auth.introspection import IntrospectingAuthenticator
+from dps_common.auth.scopes import ROLE_SCOPES
 from dps_common.db_guard import guard_responders
 from dps_common.events.catalogue import EventCatalogue
 from dps_common.http import problems
@@ -21,6 +22,7 @@ from dps_common.http.json import JsonHandler
 from dps_common.http.middleware import Observability, RequestContext
 from dps_common.http.rate_limit import install_rate_limits
 from dps_common.idempotency.store import IdempotencyStore
+from dps_common.openapi.audience import for_api_keys
 from dps_common.openapi.document import build_document, document_key_check_unavailable
 from dps_common.openapi.events import add_event_catalogue
 from dps_common.openapi.parts import Assembled, DocumentAssembler, fetch_json
@@ -28,6 +30,9 @@ from dps_common.ratelimit.settings import RateLimitSettings
 
 API_PREFIX = "/external/v1"
 INTERNAL_PREFIX = "/internal/v1"  # service-to-service only: the ingress never routes it
+
+# what API keys may hold: an operation needing anything else is the console's (api-keys:manage)
+_GRANTED_TO_ROLES = frozenset(str(scope) for scopes in ROLE_SCOPES.values() for scope in scopes)
 
 
 class ServiceApp(falcon.App[falcon.Request, falcon.Response]):
@@ -91,8 +96,9 @@ class Api:
         amend: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """The service's own document (its operations, and the ``events`` it publishes as webhooks)
-        at ``/internal/v1/openapi.json``; at ``/external/v1/openapi.json`` the same, or, given the
-        ``parts`` (other services' internal document URLs), all of them merged. ``server_url``: its
+        at ``/internal/v1/openapi.json``; at ``/external/v1/openapi.json`` the same without the operations
+        no API key may call (the console's, ``dps_common.openapi.audience``), or, given the ``parts``
+        (other services' internal document URLs), that merged with them. ``server_url``: its
         ``servers`` entry (the public base, e.g. ``http://127.0.0.1:8080/external/v1``; default relative).
         ``amend``: a last change of the service's own (the connector describes its browser pages).
 
@@ -115,10 +121,12 @@ class Api:
             return document
 
         own = functools.cache(build)
-        own_document = _OpenApi(lambda: Assembled(own(), complete=True))
-        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", own_document)
-        merged = _OpenApi(DocumentAssembler(own, parts, fetch_json(verify)).current) if parts else own_document
-        self.app.add_route(API_PREFIX + "/openapi.json", merged)
+        # the public one leaves out what no API key may call (dps_common.openapi.audience)
+        public = functools.cache(lambda: for_api_keys(own(), _GRANTED_TO_ROLES))
+        self.app.add_route(INTERNAL_PREFIX + "/openapi.json", _OpenApi(lambda: Assembled(own(), complete=True)))
+        external = DocumentAssembler(public, parts, fetch_json(verify)).current if parts else (
+            lambda: Assembled(public(), complete=True))
+        self.app.add_route(API_PREFIX + "/openapi.json", _OpenApi(external))
 
 
 class _OpenApi:

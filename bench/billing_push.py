@@ -4,6 +4,7 @@ against the rate-limited floor, the highest rate in any one-second window, 429s.
 
     .venv/bin/python bench/billing_push.py             # about a minute; method and targets: bench/README.md
     .venv/bin/python bench/billing_push.py --no-write  # print only
+    .venv/bin/python bench/billing_push.py --kills 5   # only: a push's seconds after its worker is SIGKILLed
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from billing_kills import run_kills
 from billing_report import Target, machine, render, show, write
 from billing_stack import Stack, build
 
@@ -42,6 +44,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--latency-ms", type=float, default=50.0, help="the stand-in's latency per call (50)")
     parser.add_argument("--deadline", type=int, default=600, help="seconds before the run gives up (600)")
     parser.add_argument("--no-write", action="store_true", help="do not write bench/results/")
+    parser.add_argument("--kills", type=int, default=0,
+                        help="run only the kill case, this many rounds (bench/billing_kills.py); prints, writes nothing")
     return parser.parse_args()
 
 
@@ -156,6 +160,10 @@ def main() -> int:
     with ExitStack() as stack:
         print("Setting up: database, fake api, stand-in, connector, connection...", flush=True)
         system = build(stack, args.database_url, args.rate, args.limit, args.latency_ms / 1000)
+        if args.kills:
+            kills = run_kills(system, args.kills)
+            print(kills.summary())
+            return 0 if all(r.status == "succeeded" for r in kills.rounds) else 1
         one = run(system, f"refused: one quote of {args.lines} lines", 1,
                   [system.quote(args.lines, f"Bench quote of {args.lines} lines")], args.limit)
         show(one, args.rate)

@@ -34,8 +34,9 @@ sys.path.insert(0, str(REPO / "services" / "billing-connector" / "tests"))  # th
 
 from databases import fresh_database  # noqa: E402
 
+from dps_testing.fake_api import FakeApi, FakeOrg  # noqa: E402
+
 from billing_helpers import connect, line, quote  # noqa: E402
-from fake_api import FakeApi, FakeOrg  # noqa: E402
 
 BIN = Path(sys.executable).parent
 HOST = "127.0.0.1"

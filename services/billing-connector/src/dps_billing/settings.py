@@ -38,7 +38,9 @@ class Settings(IntrospectingServiceSettings):
     state_ttl_seconds: float = MAX_STATE_TTL_SECONDS
     return_url: str = "/"  # the callback page's link back (the application's integration settings)
     console_url: str = ""  # CONSOLE_URL: a returnUrl of authorize must be under it (empty: none accepted)
-    push_lease_seconds: float = 60.0  # a claimed push is another worker's after this, unless renewed
+    # A claimed push is another worker's after this, unless renewed (every third of it): short, so that a
+    # push whose worker died resumes within about this long (README: a push ends within 30 s).
+    push_lease_seconds: float = 15.0
     push_poll_interval_seconds: float = 1.0
     push_concurrency: int = 2  # pushes worked on at once per worker process
     worker_metrics_port: int = 0  # the worker's /healthz and /metrics (dps_common.process_server); 0: none
@@ -65,7 +67,7 @@ class Settings(IntrospectingServiceSettings):
             ),
             return_url=env.optional("BILLING_RETURN_URL") or "/",
             console_url=env.http_url("CONSOLE_URL") if env.optional("CONSOLE_URL") else "",
-            push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 60.0, minimum=2, maximum=3600),
+            push_lease_seconds=env.float("PUSH_LEASE_SECONDS", 15.0, minimum=2, maximum=3600),
             push_poll_interval_seconds=env.float("PUSH_POLL_INTERVAL_SECONDS", 1.0, minimum=0.01, maximum=60),
             push_concurrency=env.int("PUSH_CONCURRENCY", 2, minimum=1, maximum=64),
             worker_metrics_port=env.int("BILLING_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),

@@ -28,7 +28,7 @@ def test_defaults_are_stripe_and_below_its_test_mode_rate():
     assert settings.billing_livemode is False
     assert settings.billing_rate_per_second == 20.0
     assert settings.state_ttl_seconds == 600.0
-    assert (settings.push_lease_seconds, settings.push_poll_interval_seconds) == (60.0, 1.0)
+    assert (settings.push_lease_seconds, settings.push_poll_interval_seconds) == (15.0, 1.0)
 
 
 def test_every_problem_is_named_in_one_message():

@@ -49,6 +49,7 @@ from dps_billing.settings import Settings
 from dps_billing.worker.claims import ClaimedPush, release, renew_lease
 from dps_billing.worker.lines import TurnOrder, create_lines
 from dps_billing.worker.lookups import PlatformLookups
+from dps_billing.worker.pacer import for_claim
 from dps_billing.worker.progress import Failure, PushProgress
 
 log = logging.getLogger("dps.billing.worker")
@@ -96,7 +97,8 @@ class PushRunner:
         self._now = now
 
     def run(self, push: ClaimedPush) -> None:
-        with request_id.bound(push.request_id):
+        # the pacer's turns are the claim's: if this worker dies mid-call, they end with its lease
+        with request_id.bound(push.request_id), for_claim(push.push_id, push.token):
             self._run_bound(push)
 
     def _run_bound(self, push: ClaimedPush) -> None:

@@ -109,3 +109,7 @@ class PacerTurn(Base):
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     planned_at: Mapped[datetime] = timestamp()
     done_at: Mapped[datetime | None] = timestamp()
+    # the push claim the call was made for (none for a token refresh): once the claim has lost its
+    # push (its worker died), the turn counts as ended, however long ago it was planned
+    push_id: Mapped[UUID | None]
+    claim_token: Mapped[UUID | None]

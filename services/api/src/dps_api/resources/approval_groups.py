@@ -1,20 +1,22 @@
 """``/approval-groups``: named sets of approvers; every key reads them, admin keys edit them."""
 
 from typing import Any
+from uuid import UUID
 
 import falcon
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec, PageRequest
+from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalGroupChanges, NewApprovalGroup
+from dps_api.domain.approval_config_views import ApprovalGroupView
+from dps_api.resources.collection import CollectionResource, ItemResource
 from dps_api.schemas.approval_config import (
     ApprovalGroup,
     ApprovalGroupCreate,
@@ -38,7 +40,7 @@ def group_changes(body: ApprovalGroupUpdate) -> ApprovalGroupChanges:
     return ApprovalGroupChanges(patch(body.name), patch(body.memberUserIds), patch(body.requiredApprovals))
 
 
-class ApprovalGroupsResource:
+class ApprovalGroupsResource(CollectionResource[ApprovalConfigService, ApprovalGroupView]):
     operations = {
         "GET": Operation(
             summary="List approval groups (stable order).",
@@ -61,25 +63,19 @@ class ApprovalGroupsResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService, cursors: CursorCodec):
-        self._service = service
-        self._cursors = cursors
+    paging = PAGING
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        principal = req.context.principal
+    def list_page(self, principal: Principal, page: PageRequest, **filters: bool | None) -> list[ApprovalGroupView]:
+        return self._service.list_groups(principal, page)
 
-        def fetch(page: PageRequest) -> list[dict[str, Any]]:
-            return [render_approval_group(g) for g in self._service.list_groups(principal, page)]
+    def create(self, principal: Principal, req: falcon.Request) -> ApprovalGroupView:
+        return self._service.create_group(principal, new_group(parse_body(req, ApprovalGroupCreate)))
 
-        resp.media = serve_page(req, PAGING, self._cursors, fetch)
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = new_group(parse_body(req, ApprovalGroupCreate))
-        resp.media = render_approval_group(self._service.create_group(req.context.principal, command))
-        resp.status = falcon.HTTP_201
+    def render(self, view: ApprovalGroupView) -> dict[str, Any]:
+        return render_approval_group(view)
 
 
-class ApprovalGroupResource:
+class ApprovalGroupResource(ItemResource[ApprovalConfigService, ApprovalGroupView]):
     operations = {
         "GET": Operation(
             summary="Get an approval group.",
@@ -100,16 +96,16 @@ class ApprovalGroupResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService):
-        self._service = service
+    what = WHAT
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, group_id: str) -> None:
-        resp.media = render_approval_group(self._service.get_group(req.context.principal, path_id(group_id, WHAT)))
+    def get(self, principal: Principal, target: UUID) -> ApprovalGroupView:
+        return self._service.get_group(principal, target)
 
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, group_id: str) -> None:
-        target = path_id(group_id, WHAT)
-        command = group_changes(parse_body(req, ApprovalGroupUpdate))
-        resp.media = render_approval_group(self._service.update_group(req.context.principal, target, command))
+    def update(self, principal: Principal, target: UUID, req: falcon.Request) -> ApprovalGroupView:
+        return self._service.update_group(principal, target, group_changes(parse_body(req, ApprovalGroupUpdate)))
+
+    def render(self, view: ApprovalGroupView) -> dict[str, Any]:
+        return render_approval_group(view)
 
 
 def register(api: Api, ctx: AppContext) -> None:

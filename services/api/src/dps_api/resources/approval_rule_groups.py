@@ -1,20 +1,22 @@
 """``/approval-rule-groups``: ordered, named sets of rules; each is one step of the approval chain (admin only)."""
 
 from typing import Any
+from uuid import UUID
 
 import falcon
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec, PageRequest
+from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalRuleGroupChanges, NewApprovalRuleGroup
+from dps_api.domain.approval_config_views import ApprovalRuleGroupView
+from dps_api.resources.collection import CollectionResource, DeletableItemResource
 from dps_api.schemas.approval_config import (
     ApprovalRuleGroup,
     ApprovalRuleGroupCreate,
@@ -38,7 +40,7 @@ def rule_group_changes(body: ApprovalRuleGroupUpdate) -> ApprovalRuleGroupChange
     return ApprovalRuleGroupChanges(patch(body.name), patch(body.position))
 
 
-class ApprovalRuleGroupsResource:
+class ApprovalRuleGroupsResource(CollectionResource[ApprovalConfigService, ApprovalRuleGroupView]):
     operations = {
         "GET": Operation(
             summary="List approval rule groups (stable order).",
@@ -60,25 +62,19 @@ class ApprovalRuleGroupsResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService, cursors: CursorCodec):
-        self._service = service
-        self._cursors = cursors
+    paging = PAGING
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        principal = req.context.principal
+    def list_page(self, principal: Principal, page: PageRequest, **filters: bool | None) -> list[ApprovalRuleGroupView]:
+        return self._service.list_rule_groups(principal, page)
 
-        def fetch(page: PageRequest) -> list[dict[str, Any]]:
-            return [render_approval_rule_group(g) for g in self._service.list_rule_groups(principal, page)]
+    def create(self, principal: Principal, req: falcon.Request) -> ApprovalRuleGroupView:
+        return self._service.create_rule_group(principal, new_rule_group(parse_body(req, ApprovalRuleGroupCreate)))
 
-        resp.media = serve_page(req, PAGING, self._cursors, fetch)
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = new_rule_group(parse_body(req, ApprovalRuleGroupCreate))
-        resp.media = render_approval_rule_group(self._service.create_rule_group(req.context.principal, command))
-        resp.status = falcon.HTTP_201
+    def render(self, view: ApprovalRuleGroupView) -> dict[str, Any]:
+        return render_approval_rule_group(view)
 
 
-class ApprovalRuleGroupResource:
+class ApprovalRuleGroupResource(DeletableItemResource[ApprovalConfigService, ApprovalRuleGroupView]):
     operations = {
         "GET": Operation(
             summary="Get an approval rule group.",
@@ -107,21 +103,20 @@ class ApprovalRuleGroupResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService):
-        self._service = service
+    what = WHAT
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
-        group = self._service.get_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
-        resp.media = render_approval_rule_group(group)
+    def get(self, principal: Principal, target: UUID) -> ApprovalRuleGroupView:
+        return self._service.get_rule_group(principal, target)
 
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
-        target = path_id(rule_group_id, WHAT)
+    def update(self, principal: Principal, target: UUID, req: falcon.Request) -> ApprovalRuleGroupView:
         command = rule_group_changes(parse_body(req, ApprovalRuleGroupUpdate))
-        resp.media = render_approval_rule_group(self._service.update_rule_group(req.context.principal, target, command))
+        return self._service.update_rule_group(principal, target, command)
 
-    def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_group_id: str) -> None:
-        self._service.delete_rule_group(req.context.principal, path_id(rule_group_id, WHAT))
-        resp.status = falcon.HTTP_204
+    def delete(self, principal: Principal, target: UUID) -> None:
+        self._service.delete_rule_group(principal, target)
+
+    def render(self, view: ApprovalRuleGroupView) -> dict[str, Any]:
+        return render_approval_rule_group(view)
 
 
 def register(api: Api, ctx: AppContext) -> None:

@@ -2,22 +2,24 @@
 
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 import falcon
 from pydantic import MISSING
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
-from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id
-from dps_common.paging import CursorCodec, PageRequest
+from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalRuleChanges, NewApprovalRule
+from dps_api.domain.approval_config_views import ApprovalRuleView
 from dps_api.domain.approval_rules import Condition
+from dps_api.resources.collection import CollectionResource, DeletableItemResource
 from dps_api.schemas.approval_config import (
     ApprovalRule,
     ApprovalRuleCreate,
@@ -57,7 +59,7 @@ def rule_changes(body: ApprovalRuleUpdate) -> ApprovalRuleChanges:
     )
 
 
-class ApprovalRulesResource:
+class ApprovalRulesResource(CollectionResource[ApprovalConfigService, ApprovalRuleView]):
     operations = {
         "GET": Operation(
             summary="List approval rules (stable order; the cursor resumes by position).",
@@ -79,25 +81,19 @@ class ApprovalRulesResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService, cursors: CursorCodec):
-        self._service = service
-        self._cursors = cursors
+    paging = PAGING
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        principal = req.context.principal
+    def list_page(self, principal: Principal, page: PageRequest, **filters: bool | None) -> list[ApprovalRuleView]:
+        return self._service.list_rules(principal, page)
 
-        def fetch(page: PageRequest) -> list[dict[str, Any]]:
-            return [render_approval_rule(r) for r in self._service.list_rules(principal, page)]
+    def create(self, principal: Principal, req: falcon.Request) -> ApprovalRuleView:
+        return self._service.create_rule(principal, new_rule(parse_body(req, ApprovalRuleCreate)))
 
-        resp.media = serve_page(req, PAGING, self._cursors, fetch)
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = new_rule(parse_body(req, ApprovalRuleCreate))
-        resp.media = render_approval_rule(self._service.create_rule(req.context.principal, command))
-        resp.status = falcon.HTTP_201
+    def render(self, view: ApprovalRuleView) -> dict[str, Any]:
+        return render_approval_rule(view)
 
 
-class ApprovalRuleResource:
+class ApprovalRuleResource(DeletableItemResource[ApprovalConfigService, ApprovalRuleView]):
     operations = {
         "GET": Operation(
             summary="Get an approval rule.",
@@ -124,20 +120,19 @@ class ApprovalRuleResource:
         ),
     }
 
-    def __init__(self, service: ApprovalConfigService):
-        self._service = service
+    what = WHAT
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
-        resp.media = render_approval_rule(self._service.get_rule(req.context.principal, path_id(rule_id, WHAT)))
+    def get(self, principal: Principal, target: UUID) -> ApprovalRuleView:
+        return self._service.get_rule(principal, target)
 
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
-        target = path_id(rule_id, WHAT)
-        command = rule_changes(parse_body(req, ApprovalRuleUpdate))
-        resp.media = render_approval_rule(self._service.update_rule(req.context.principal, target, command))
+    def update(self, principal: Principal, target: UUID, req: falcon.Request) -> ApprovalRuleView:
+        return self._service.update_rule(principal, target, rule_changes(parse_body(req, ApprovalRuleUpdate)))
 
-    def on_delete(self, req: falcon.Request, resp: falcon.Response, rule_id: str) -> None:
-        self._service.delete_rule(req.context.principal, path_id(rule_id, WHAT))
-        resp.status = falcon.HTTP_204
+    def delete(self, principal: Principal, target: UUID) -> None:
+        self._service.delete_rule(principal, target)
+
+    def render(self, view: ApprovalRuleView) -> dict[str, Any]:
+        return render_approval_rule(view)
 
 
 def register(api: Api, ctx: AppContext) -> None:

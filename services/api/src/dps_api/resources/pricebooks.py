@@ -2,21 +2,23 @@
 
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 import falcon
 from pydantic import MISSING
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id, query_bool
-from dps_common.paging import CursorCodec, PageRequest
+from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
+from dps_api.domain.catalog_views import PricebookView
+from dps_api.resources.collection import CollectionResource, ItemResource
 from dps_api.schemas.catalog import (
     Pricebook,
     PricebookCreate,
@@ -55,7 +57,7 @@ def pricebook_changes(body: PricebookUpdate) -> PricebookChanges:
     )
 
 
-class PricebooksResource:
+class PricebooksResource(CollectionResource[PricebookService, PricebookView]):
     operations = {
         "GET": Operation(
             summary="List pricebooks with their current entries (stable order).",
@@ -78,26 +80,20 @@ class PricebooksResource:
         ),
     }
 
-    def __init__(self, service: PricebookService, cursors: CursorCodec):
-        self._service = service
-        self._cursors = cursors
+    paging = PAGING
+    filters = ("active",)
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        active = query_bool(req, "active")
-        principal = req.context.principal
+    def list_page(self, principal: Principal, page: PageRequest, **filters: bool | None) -> list[PricebookView]:
+        return self._service.list_pricebooks(principal, page, filters["active"])
 
-        def fetch(page: PageRequest) -> list[dict[str, Any]]:
-            return [render_pricebook(p) for p in self._service.list_pricebooks(principal, page, active)]
+    def create(self, principal: Principal, req: falcon.Request) -> PricebookView:
+        return self._service.create_pricebook(principal, new_pricebook(parse_body(req, PricebookCreate)))
 
-        resp.media = serve_page(req, PAGING, self._cursors, fetch, {"active": active})
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = new_pricebook(parse_body(req, PricebookCreate))
-        resp.media = render_pricebook(self._service.create_pricebook(req.context.principal, command))
-        resp.status = falcon.HTTP_201
+    def render(self, view: PricebookView) -> dict[str, Any]:
+        return render_pricebook(view)
 
 
-class PricebookResource:
+class PricebookResource(ItemResource[PricebookService, PricebookView]):
     operations = {
         "GET": Operation(
             summary="Get a pricebook's current version with its entries.",
@@ -117,17 +113,16 @@ class PricebookResource:
         ),
     }
 
-    def __init__(self, service: PricebookService):
-        self._service = service
+    what = "Pricebook"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, pricebook_id: str) -> None:
-        pricebook = self._service.get_pricebook(req.context.principal, path_id(pricebook_id, "Pricebook"))
-        resp.media = render_pricebook(pricebook)
+    def get(self, principal: Principal, target: UUID) -> PricebookView:
+        return self._service.get_pricebook(principal, target)
 
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, pricebook_id: str) -> None:
-        target = path_id(pricebook_id, "Pricebook")
-        command = pricebook_changes(parse_body(req, PricebookUpdate))
-        resp.media = render_pricebook(self._service.update_pricebook(req.context.principal, target, command))
+    def update(self, principal: Principal, target: UUID, req: falcon.Request) -> PricebookView:
+        return self._service.update_pricebook(principal, target, pricebook_changes(parse_body(req, PricebookUpdate)))
+
+    def render(self, view: PricebookView) -> dict[str, Any]:
+        return render_pricebook(view)
 
 
 def register(api: Api, ctx: AppContext) -> None:

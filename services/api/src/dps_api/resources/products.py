@@ -2,22 +2,25 @@
 of a pinned version, create, and partial update (a new version)."""
 
 from typing import Any
+from uuid import UUID
 
 import falcon
 from pydantic import MISSING
 
+from dps_common.auth.principal import Principal
 from dps_common.auth.scopes import Scope
 from dps_common.errors import not_found
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
-from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id, query_bool
-from dps_common.paging import CursorCodec, PageRequest
+from dps_common.http.params import path_id
+from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
 from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewProduct, ProductChanges
+from dps_api.domain.catalog_views import ProductView
+from dps_api.resources.collection import CollectionResource, ItemResource
 from dps_api.schemas.catalog import (
     Product,
     ProductCreate,
@@ -67,7 +70,7 @@ def product_changes(body: ProductUpdate) -> ProductChanges:
     )
 
 
-class ProductsResource:
+class ProductsResource(CollectionResource[CatalogService, ProductView]):
     operations = {
         "GET": Operation(
             summary="List products (stable order).",
@@ -95,26 +98,20 @@ class ProductsResource:
         ),
     }
 
-    def __init__(self, service: CatalogService, cursors: CursorCodec):
-        self._service = service
-        self._cursors = cursors
+    paging = PAGING
+    filters = ("active",)
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        active = query_bool(req, "active")
-        principal = req.context.principal
+    def list_page(self, principal: Principal, page: PageRequest, **filters: bool | None) -> list[ProductView]:
+        return self._service.list_products(principal, page, filters["active"])
 
-        def fetch(page: PageRequest) -> list[dict[str, Any]]:
-            return [render_product(p) for p in self._service.list_products(principal, page, active)]
+    def create(self, principal: Principal, req: falcon.Request) -> ProductView:
+        return self._service.create_product(principal, new_product(parse_body(req, ProductCreate)))
 
-        resp.media = serve_page(req, PAGING, self._cursors, fetch, {"active": active})
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        command = new_product(parse_body(req, ProductCreate))
-        resp.media = render_product(self._service.create_product(req.context.principal, command))
-        resp.status = falcon.HTTP_201
+    def render(self, view: ProductView) -> dict[str, Any]:
+        return render_product(view)
 
 
-class ProductResource:
+class ProductResource(ItemResource[CatalogService, ProductView]):
     operations = {
         "GET": Operation(
             summary="Get a product's current version.",
@@ -139,16 +136,16 @@ class ProductResource:
         ),
     }
 
-    def __init__(self, service: CatalogService):
-        self._service = service
+    what = "Product"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
-        resp.media = render_product(self._service.get_product(req.context.principal, path_id(product_id, "Product")))
+    def get(self, principal: Principal, target: UUID) -> ProductView:
+        return self._service.get_product(principal, target)
 
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, product_id: str) -> None:
-        target = path_id(product_id, "Product")
-        command = product_changes(parse_body(req, ProductUpdate))
-        resp.media = render_product(self._service.update_product(req.context.principal, target, command))
+    def update(self, principal: Principal, target: UUID, req: falcon.Request) -> ProductView:
+        return self._service.update_product(principal, target, product_changes(parse_body(req, ProductUpdate)))
+
+    def render(self, view: ProductView) -> dict[str, Any]:
+        return render_product(view)
 
 
 class ProductVersionResource:

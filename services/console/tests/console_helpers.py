@@ -1,5 +1,7 @@
 """The console's test helpers: a real SMTP server (aiosmtpd) keeping what it receives, and a browser
-stand-in over ``falcon.testing`` that keeps cookies and sends each form's CSRF token back."""
+stand-in over ``falcon.testing`` that keeps cookies and sends each form's CSRF and one-time tokens
+back. The sign-in mail is queued by the pages and sent by a worker: the stand-in works the queue in
+its own transaction (``send_mail``); the browser suite's mailbox waits for its worker (``settle``)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import email
 import email.policy
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,7 +22,11 @@ from aiosmtpd.controller import Controller
 
 from dps_testing.processes import free_port
 
+from dps_console.domain.tokens import new_token
+
 CSRF = re.compile(r'name="csrf" value="([^"]*)"')
+FORM = re.compile(r'<form method="post" action="([^"]*)"[^>]*>(.*?)</form>', re.S)
+ONCE = re.compile(r'name="once" value="([^"]*)"')
 LINK = re.compile(r"https?://\S+/sign-in/link\?token=[A-Za-z0-9_-]+")
 
 
@@ -29,8 +35,10 @@ class Mailbox:
     url: str
     messages: list[EmailMessage] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    settle: Callable[[], None] = lambda: None  # waits until the queued sign-in mails are sent
 
     def to(self, address: str) -> list[EmailMessage]:
+        self.settle()
         with self.lock:
             return [m for m in self.messages if m["To"] == address]
 
@@ -73,6 +81,7 @@ class Browser:
     CSRF token sent with each form."""
 
     def __init__(self, app: falcon.App[falcon.Request, falcon.Response], origin: str = "http://console.test"):
+        self.app = app
         self.client = falcon.testing.TestClient(app)
         self.origin = origin
         self.cookies: dict[str, str] = {}
@@ -99,6 +108,29 @@ class Browser:
         return self._keep(self.client.simulate_get(parts.path, query_string=parts.query or None,
                                                    headers=self._headers(headers)))
 
+    def open(self, url: str) -> falcon.testing.Result:
+        """A GET that follows the console's redirects (a page that is one form adds its token to its address)."""
+        result = self.get(url)
+        for _ in range(5):
+            if result.status_code not in (302, 303):
+                break
+            result = self.get(result.headers["location"])
+        return result
+
+    def once(self, action: str) -> str:
+        """The one-time token of the last page's form posting to ``action``; a fresh one if it has none."""
+        assert self.last is not None
+        for target, body in FORM.findall(self.last.text):
+            found = ONCE.search(body)
+            if target == action and found:
+                return found.group(1)
+        return new_token()
+
+    def send_mail(self) -> None:
+        """What the mail worker does, in this app's transaction: every queued sign-in mail sent."""
+        while self.app.context.sign_in_mail.send_due():
+            pass
+
     def csrf(self) -> str:
         assert self.last is not None
         found = CSRF.search(self.last.text)
@@ -106,11 +138,13 @@ class Browser:
         return found.group(1)
 
     def post(self, url: str, form: dict[str, Any] | list[tuple[str, str]] | None = None, *,
-             csrf: str | None = None, headers: dict[str, str] | None = None) -> falcon.testing.Result:
+             csrf: str | None = None, once: str | None = None,
+             headers: dict[str, str] | None = None) -> falcon.testing.Result:
         fields = list(form.items()) if isinstance(form, dict) else list(form or [])
         token = self.csrf() if csrf is None else csrf
         if token:
             fields.append(("csrf", token))
+        fields.append(("once", self.once(urlsplit(url).path) if once is None else once))
         return self._keep(self.client.simulate_post(
             urlsplit(url).path, body=urlencode(fields),
             headers={"Content-Type": "application/x-www-form-urlencoded", **self._headers(headers)},
@@ -121,6 +155,7 @@ class Browser:
         self.get("/console/sign-in")
         asked = self.post("/console/sign-in", {"email": address})
         assert asked.status_code == 303, asked.text
+        self.send_mail()
         self.get(mailbox.link_for(address))
         assert self.last is not None and self.last.status_code == 200, self.last.text if self.last else None
         done = self.post("/console/sign-in/link", {"token": _token_of(mailbox.link_for(address))})

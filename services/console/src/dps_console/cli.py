@@ -1,7 +1,8 @@
 """``dealpricing-console``: the console's chores.
 
 - ``migrate``: apply the console's migrations to DATABASE_URL.
-- ``purge``: delete sign-in links, sessions and rate windows that ended more than a day ago.
+- ``purge``: delete sign-in links, sessions, form results and rate windows over for more than a day.
+- ``worker``: send the sign-in mails the pages queue, with retries (run one or more, always).
 - ``sign-in-link EMAIL``: print a fresh one-time sign-in link for a known person, without mail
   (operators, ``make run``'s banner); the console's whole configuration is read.
 """
@@ -28,16 +29,23 @@ def main(argv: list[str] | None = None) -> int:
     link = commands.add_parser("sign-in-link", help="print a one-time sign-in link for a known person")
     link.add_argument("email")
     commands.add_parser("purge", help="delete links, sessions and rate windows over for a day")
+    commands.add_parser("worker", help="send the queued sign-in mails until stopped")
     args = parser.parse_args(argv)
     return run_command(args.command, "dps_console", Settings.from_env, lambda settings: _chore(args, settings),
-                       service=SERVICE, process="cli")
+                       service=SERVICE, process="mail-worker" if args.command == "worker" else "cli")
 
 
 def _chore(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "worker":
+        from dps_console.worker import run_worker  # the worker's loop, only in its own process
+
+        run_worker(settings)
+        return 0
     if args.command == "purge":
         ctx = make_context(settings)
         purged = purge(ctx.tx, ctx.now())
-        print(f"purged {purged.links} links, {purged.sessions} sessions, {purged.counters} rate windows")
+        print(f"purged {purged.links} links, {purged.sessions} sessions, {purged.forms} form results, "
+              f"{purged.counters} rate windows")
         return 0
     email = normalize_email(args.email)
     if email is None:

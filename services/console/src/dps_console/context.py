@@ -11,8 +11,10 @@ from dps_common.db import Transactions
 from dps_console.domain.keys import ConsoleKeys
 from dps_console.services.backends import Backends
 from dps_console.services.catalogue import EventCatalogue
+from dps_console.services.form_results import FormResults
 from dps_console.services.sessions import Sessions
 from dps_console.services.sign_in import EmailLinks
+from dps_console.services.sign_in_mail import SignInMail
 from dps_console.settings import Settings
 
 
@@ -24,5 +26,7 @@ class AppContext:
     backends: Backends
     sessions: Sessions
     email_links: EmailLinks
+    sign_in_mail: SignInMail
+    form_results: FormResults
     catalogue: EventCatalogue
     now: Callable[[], datetime]

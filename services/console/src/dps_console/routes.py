@@ -7,10 +7,10 @@ from types import ModuleType
 import falcon
 
 from dps_console.context import AppContext
-from dps_console.resources import auth, billing, keys, team, webhooks
+from dps_console.resources import auth, billing, forms, keys, team, webhooks
 from dps_console.resources.web import Cookies, Renderer
 
-RESOURCE_MODULES: list[ModuleType] = [auth, keys, team, webhooks, billing]
+RESOURCE_MODULES: list[ModuleType] = [auth, forms, keys, team, webhooks, billing]
 
 
 def add_routes(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,

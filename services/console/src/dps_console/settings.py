@@ -32,6 +32,8 @@ class Settings(ApiClientSettings):
     sign_in_window_seconds: int = 900
     trusted_proxy_hops: int = 0  # proxies (the ingress) whose X-Forwarded-For entry names the client
     service_timeout_seconds: float = 10.0
+    worker_metrics_port: int = 0  # the mail worker's /healthz and /metrics (dps_common.process_server); 0: none
+    worker_metrics_host: str = "0.0.0.0"
 
     @property
     def https(self) -> bool:
@@ -60,6 +62,8 @@ class Settings(ApiClientSettings):
             sign_in_window_seconds=env.int("CONSOLE_SIGN_IN_WINDOW_SECONDS", 900, minimum=1, maximum=86400),
             trusted_proxy_hops=env.int("CONSOLE_TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=5),
             service_timeout_seconds=env.float("CONSOLE_SERVICE_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=120),
+            worker_metrics_port=env.int("CONSOLE_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535),
+            worker_metrics_host=env.str("CONSOLE_WORKER_METRICS_HOST", cls.worker_metrics_host),
         )
         if settings.public_url and urlsplit(settings.public_url).path in ("", "/"):
             env.problems.append("CONSOLE_PUBLIC_URL must end with the console's path, e.g. https://app.example/console")

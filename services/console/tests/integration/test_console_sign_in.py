@@ -1,6 +1,7 @@
-"""Signing in with a one-time link from a real mail, against the real api; the link used once and
-for 15 minutes; the session cookie's flags; CSRF and cross-site POSTs; signing out and timing out
-end the session and the api refuses its credential from then on."""
+"""Signing in with a one-time link from a real mail, against the real api; the mail sent from the
+console's queue, never within the request; the link used once and for 15 minutes; the session
+cookie's flags (a stale cookie replaced, never kept dead); CSRF and cross-site POSTs; signing out and
+timing out end the session and the api refuses its credential from then on."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def test_a_person_signs_in_from_the_link_in_the_mail(app, mailbox, org):
     asked = browser.post("/console/sign-in", {"email": org.admin.email.upper()})
     assert asked.status_code == 303
     assert asked.headers["location"].endswith("/console/sign-in/sent")
+    browser.send_mail()
     link = mailbox.link_for(org.admin.email)
     assert link.startswith("http://console.test/console/sign-in/link?token=")
     assert len(_token_of(link)) == 43  # 256 bits
@@ -56,7 +58,9 @@ def test_the_answer_is_the_same_for_an_unknown_email_and_no_mail_is_sent(app, ma
     asked = browser.post("/console/sign-in", {"email": "nobody@unknown.example"})
     assert asked.status_code == 303
     assert asked.headers["location"].endswith("/console/sign-in/sent")
+    browser.send_mail()
     assert mailbox.to("nobody@unknown.example") == []
+    assert app.context.sign_in_mail.pending() == 0  # asked the api, which knows nobody of that address
 
 
 def test_a_used_link_is_refused(app, mailbox, org):
@@ -77,6 +81,7 @@ def test_an_expired_link_is_refused(app, settings, tx, mailbox, org):
     browser = Browser(app)
     browser.get("/console/sign-in")
     browser.post("/console/sign-in", {"email": org.viewer.email})
+    browser.send_mail()
     link = mailbox.link_for(org.viewer.email)
 
     later = Browser(create_app(settings, tx=tx, now=_later(16)))
@@ -85,6 +90,31 @@ def test_an_expired_link_is_refused(app, settings, tx, mailbox, org):
     refused = later.post("/console/sign-in/link", {"token": _token_of(link)})
     assert refused.status_code == 400
     assert "dps_console" not in later.cookies
+
+
+def test_a_stale_or_planted_session_cookie_does_not_burn_the_link(app, mailbox, org):
+    """Whatever ``dps_console`` cookie the browser sends (a session ended meanwhile, another
+    console's, a planted value), Sign in sets a new, live cookie: never one expiring in 1970 (a
+    cookie cleared and set on one response kept the first's expiry), never the planted value."""
+    ended = Browser(app)
+    ended.sign_in(mailbox, org.user.email)
+    ended_cookie = ended.cookies["dps_console"]
+    ended.get("/console")
+    assert ended.post("/console/sign-out").status_code == 303
+    for stale in (ended_cookie, "planted-" + "0" * 35, "not even a token"):
+        browser = Browser(app)
+        browser.get("/console/sign-in")
+        browser.post("/console/sign-in", {"email": org.user.email})
+        browser.send_mail()
+        link = mailbox.link_for(org.user.email)
+        browser.get(link)
+        browser.cookies["dps_console"] = stale  # set between opening the link and pressing Sign in
+        signed_in = browser.post("/console/sign-in/link", {"token": _token_of(link)})
+        assert signed_in.status_code == 303 and signed_in.headers["location"] == "/console"
+        cookie = signed_in.cookies["dps_console"]
+        assert cookie.value != stale and len(cookie.value) == 43
+        assert cookie.expires is None and cookie.max_age is None, (stale, cookie.expires)  # a session cookie
+        assert browser.get("/console").status_code == 200, stale
 
 
 def test_over_https_the_cookie_is_secure_and_host_prefixed(make_settings, tx, mailbox, org):
@@ -100,7 +130,7 @@ def test_over_https_the_cookie_is_secure_and_host_prefixed(make_settings, tx, ma
 def test_posts_without_a_valid_token_or_from_another_site_are_refused(app, mailbox, org):
     browser = Browser(app)
     browser.sign_in(mailbox, org.admin.email)
-    page = browser.get("/console/api-keys/new")
+    page = browser.open("/console/api-keys/new")
     assert page.status_code == 200
     token = browser.csrf()
 
@@ -222,17 +252,55 @@ def test_a_malformed_email_is_named_next_to_its_field(app):
     assert 'value="not an email"' in answer.text
 
 
-def test_a_mail_server_that_is_down_does_not_tell_known_emails_apart(make_settings, tx, org):
+def test_the_request_only_queues_the_mail_and_calls_no_service(app, mailbox, org):
+    """Known or not, the sign-in POST does the same work: it counts and queues, then answers; the
+    api is asked and the mail sent later, by the queue's worker (here worked in the test's
+    transaction). A mail sent within the request would let its answer's time tell known emails."""
+    calls: list[str] = []
+    app.context.backends.internal.http.hooks["response"].append(lambda resp, *a, **k: calls.append(resp.url))
+    browser = Browser(app)
+    for address in (org.user.email, "nobody@unknown.example"):
+        before = len(mailbox.to(address))
+        browser.get("/console/sign-in")
+        answer = browser.post("/console/sign-in", {"email": address})
+        assert (answer.status_code, answer.headers["location"]) == (303, "/console/sign-in/sent")
+        assert calls == [] and len(mailbox.to(address)) == before  # nothing asked, nothing sent yet
+    assert app.context.sign_in_mail.pending() == 2
+    browser.send_mail()
+    assert app.context.sign_in_mail.pending() == 0
+    assert len(calls) == 2  # the worker asked the api about each
+    assert mailbox.link_for(org.user.email) and mailbox.to("nobody@unknown.example") == []
+
+
+def test_a_mail_server_that_is_down_is_tried_again_later(make_settings, settings, tx, mailbox, org):
+    from sqlalchemy import select, update
+
     from dps_testing.processes import free_port
 
-    app = create_app(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
-    browser = Browser(app)
+    from dps_console.db.models import SignInRequest
+
+    down = create_app(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
+    browser = Browser(down)
     answers = []
     for address in (org.admin.email, "nobody@unknown.example"):
         browser.get("/console/sign-in")
         answer = browser.post("/console/sign-in", {"email": address})
         answers.append((answer.status_code, answer.headers.get("location")))
     assert answers[0] == answers[1] == (303, "/console/sign-in/sent")
+    sent_before = len(mailbox.to(org.admin.email))
+    down.context.sign_in_mail.send_due()
+    with tx.read() as session:  # the unknown email's request is done; the known one waits for a retry
+        waiting = session.execute(select(SignInRequest.email, SignInRequest.attempts, SignInRequest.due_at)).all()
+    assert [(w.email, w.attempts) for w in waiting] == [(org.admin.email, 1)]
+    assert waiting[0].due_at is not None
+    assert down.context.sign_in_mail.send_due() == 0  # not due yet
+
+    with tx() as session:  # its retry is due; the mail server is back
+        session.execute(update(SignInRequest).values(due_at=None))
+    up = create_app(settings, tx=tx)
+    assert up.context.sign_in_mail.send_due() == 1
+    assert len(mailbox.to(org.admin.email)) == sent_before + 1
+    assert up.context.sign_in_mail.pending() == 0
 
 
 def test_the_command_line_prints_a_sign_in_link_for_a_known_person_only(settings_env, org):
@@ -275,10 +343,16 @@ def test_the_static_assets_are_the_consoles_own_and_the_root_takes_a_trailing_sl
     assert browser.get("/console/").status_code == 200
 
 
-def test_a_console_token_the_api_refuses_is_a_502_not_an_ended_session(make_settings, tx, org):
+def test_a_console_token_the_api_refuses_is_a_502_not_an_ended_session(make_settings, settings, tx, mailbox, org):
     app = create_app(make_settings(CONSOLE_API_TOKEN="not-the-api-token-0123456789abcdefghij"), tx=tx)
     browser = Browser(app)
     browser.get("/console/sign-in")
-    answer = browser.post("/console/sign-in", {"email": org.admin.email})
+    assert browser.post("/console/sign-in", {"email": org.admin.email}).status_code == 303  # queued
+    assert app.context.sign_in_mail.send_due() == 1  # the worker's call is refused: kept for a retry
+    assert app.context.sign_in_mail.pending() == 1
+
+    link = create_app(settings, tx=tx).context.email_links.issue_link(org.admin.email)
+    browser.get(link)
+    answer = browser.post("/console/sign-in/link", {"token": _token_of(link)})
     assert answer.status_code == 502
     assert "did not answer" in answer.text

@@ -28,7 +28,7 @@ ENV = {
 class TestLayers(LayersSuite):
     layers = ServiceLayers(
         dps_console,
-        entry_points=("app", "wsgi", "routes", "context", "composition", "cli"),
+        entry_points=("app", "wsgi", "routes", "context", "composition", "cli", "worker"),
         processes=(
             Process(
                 "command line",
@@ -36,6 +36,16 @@ class TestLayers(LayersSuite):
                 "from dps_console.composition import make_context\n"
                 "from dps_console.settings import Settings\n"
                 "make_context(Settings.from_env())",
+                ENV,
+            ),
+            Process(
+                "mail worker",
+                "dps_console.worker",
+                "from dps_console.worker import MailWorker\n"
+                "from dps_console.composition import make_context\n"
+                "from dps_console.settings import Settings\n"
+                "settings = Settings.from_env()\n"
+                "MailWorker(settings, make_context(settings).sign_in_mail)",
                 ENV,
             ),
         ),

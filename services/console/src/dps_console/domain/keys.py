@@ -1,5 +1,6 @@
 """Keys derived from the one configured CONSOLE_SECRET_KEY (HKDF-SHA256, one label per use): the
-CSRF tokens' HMAC key and the AES-256-GCM key sealing console credentials."""
+CSRF tokens' HMAC key, the AES-256-GCM key sealing console credentials and the one sealing a
+secret on its way across a redirect (``services.form_results``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ def derive(secret_key: bytes, label: str) -> bytes:
 class ConsoleKeys:
     csrf: bytes
     credentials: bytes
+    shown_once: bytes
 
     @classmethod
     def from_secret(cls, secret_key: bytes) -> "ConsoleKeys":
-        return cls(csrf=derive(secret_key, "csrf"), credentials=derive(secret_key, "credentials"))
+        return cls(csrf=derive(secret_key, "csrf"), credentials=derive(secret_key, "credentials"),
+                   shown_once=derive(secret_key, "shown-once"))

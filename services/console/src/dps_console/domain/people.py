@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 ADMIN = "admin"
+VIEW_ONLY = "view only"
 ROLES = ("admin", "user", "view only")
+# what each part of the console needs (design: "Who may do what"); every URL of a part checks it
+KEYS, TEAM, WEBHOOKS, BILLING, PUSHES = "keys", "team", "webhooks", "billing", "pushes"
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,27 @@ class Person:
 
     @property
     def manages_keys(self) -> bool:
-        return self.is_admin or self.api_key_access
+        """Admins; others once granted access, except a view-only person (no API-key rights at all)."""
+        return self.is_admin or (self.api_key_access and self.role != VIEW_ONLY)
+
+    def may_use(self, part: str) -> bool:
+        """Whether this person may open any page of ``part`` (else: a 403 page, no form)."""
+        if part == KEYS:
+            return self.manages_keys
+        if part == PUSHES:
+            return self.is_admin or self.manages_keys
+        return self.is_admin  # team, webhooks, billing
+
+    def refusal(self, part: str) -> str:
+        """What a person who may not use ``part`` reads: what they cannot do here, and whom to ask."""
+        what = {KEYS: "manage API keys", TEAM: "manage the team", WEBHOOKS: "manage webhooks",
+                BILLING: "manage the billing integration", PUSHES: "see billing pushes"}.get(part, "do this")
+        why = f"your role is {self.role}"
+        if part in (KEYS, PUSHES) and self.role != VIEW_ONLY:
+            why += " and an administrator has not granted you API-key access"
+        elif part in (KEYS, PUSHES):
+            why += ", which has no API-key rights"
+        return f"You cannot {what} here: {why}. Ask an administrator of {self.organization_name or 'your organization'}."
 
     def roles_offered(self) -> tuple[str, ...]:
         """Roles a key may be issued with: none higher than the person's own."""
@@ -57,9 +80,15 @@ class Person:
         """The console's sections this person has a use for, in the navigation's order."""
         shown: list[str] = []
         if self.manages_keys:
-            shown.append("keys")
+            shown.append(KEYS)
         if self.is_admin:
-            shown += ["team", "webhooks", "billing"]
-        elif self.api_key_access:
-            shown.append("pushes")
+            shown += [TEAM, WEBHOOKS, BILLING]
+        elif self.manages_keys:
+            shown.append(PUSHES)
         return tuple(shown)
+
+
+def may_get_key_access(role: str) -> bool:
+    """Whom an admin may grant API-key access: people with the user role (admins have it anyway;
+    view only has no API-key rights)."""
+    return role == "user"

@@ -87,7 +87,7 @@ class SignInLink:
             return
         if req.context.session is not None:  # signed in already: that session ends, this one replaces it
             self._ctx.sessions.end(req.context.session)
-        self._cookies.set(resp, self._cookies.session, active.cookie)
+        self._cookies.start_session(req, resp, active.cookie)
         self._cookies.clear(resp, self._cookies.pre_session)
         raise redirect(ROOT)
 

@@ -9,7 +9,9 @@ from typing import Any
 import falcon
 
 from dps_console.context import AppContext
-from dps_console.resources.web import ROOT, Cookies, Renderer, path_id, redirect, signed_in
+from dps_console.domain.people import BILLING, PUSHES
+from dps_console.resources.forms import Done, FormActions
+from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, form_page_token, path_id
 from dps_console.services.backends import ServiceRefused
 
 QUOTE_NAMES_PER_PAGE = 25  # the pushes page lists 25 pushes: at most one quote read per push
@@ -25,7 +27,7 @@ class Billing:
         self._renderer = renderer
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
+        session = allowed(req, BILLING)
         connection: dict[str, Any] | None
         try:
             connection = self._ctx.backends.billing.call("GET", "/billing-connection", session.credential)
@@ -44,45 +46,58 @@ class Billing:
 
 
 class Connect:
-    """Asks the connector for its start URL and hands it to the person as a link: the page's
-    ``form-action 'self'`` forbids a form's redirect to leave the console, and a link is a plain
-    navigation (the start URL is single use, short-lived, and bound to this browser once opened)."""
+    """Asks the connector for its start URL and hands it to the person as a link, on the page after
+    the redirect (the start URL sealed across it, shown once): the page's ``form-action 'self'``
+    forbids a form's redirect to leave the console, and a link is a plain navigation (the start URL
+    is single use, short-lived, and bound to this browser once opened)."""
 
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer
+        self._forms = FormActions(ctx)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
-        answer = self._ctx.backends.billing.call(
-            "POST", "/billing-connection/authorize", session.credential,
-            json={"returnUrl": self._ctx.settings.public_url + "/billing"},
-        )
-        start = answer.get("startUrl") or answer.get("authorizeUrl")
-        if not isinstance(start, str) or not start.startswith(("https://", "http://")):
-            raise falcon.HTTPBadGateway(title="The billing connector gave no address to connect at.")
-        self._renderer.render(req, resp, "billing_continue.html", section="billing",
-                              title="Continue to the billing platform", start_url=start)
+        session = allowed(req, BILLING)
+
+        def connect(token: str) -> Done:
+            answer = self._ctx.backends.billing.call(
+                "POST", "/billing-connection/authorize", session.credential, once=token,
+                json={"returnUrl": self._ctx.settings.public_url + "/billing"},
+            )
+            start = answer.get("startUrl") or answer.get("authorizeUrl")
+            if not isinstance(start, str) or not start.startswith(("https://", "http://")):
+                raise falcon.HTTPBadGateway(title="The billing connector gave no address to connect at.")
+            page = {"kind": "continue", "section": "billing", "title": "Continue to the billing platform",
+                    "what": "The link to the billing platform", "back": ROOT + "/billing", "back_label": "Back to the billing integration",
+                    "gone": "This link to the billing platform was shown once. To connect, press Connect again."}
+            return Done(ROOT + "/billing", page=page, secret=start)
+
+        self._forms.run(req, connect)
 
 
 class Disconnect:
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer
+        self._forms = FormActions(ctx)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        signed_in(req)
+        allowed(req, BILLING)
+        token = form_page_token(req)
         self._renderer.render(
             req, resp, "confirm.html", section="billing", title="Disconnect the billing platform?",
             explanation="Approved quotes are no longer pushed. You can connect again later.",
-            action=ROOT + "/billing/disconnect", button="Disconnect", cancel=ROOT + "/billing",
+            action=ROOT + "/billing/disconnect", button="Disconnect", cancel=ROOT + "/billing", form_token=token,
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
-        self._ctx.backends.billing.call("DELETE", "/billing-connection", session.credential)
-        self._ctx.sessions.note(session, "The billing platform is disconnected.")
-        raise redirect(ROOT + "/billing")
+        session = allowed(req, BILLING)
+
+        def disconnect(token: str) -> Done:
+            self._ctx.backends.billing.call("DELETE", "/billing-connection", session.credential, once=token)
+            return Done(ROOT + "/billing", notice="The billing platform is disconnected.")
+
+        self._forms.run(req, disconnect)
 
 
 class Pushes:
@@ -91,7 +106,7 @@ class Pushes:
         self._renderer = renderer
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
+        session = allowed(req, PUSHES)
         params = {"limit": str(QUOTE_NAMES_PER_PAGE)}
         if req.get_param("cursor"):
             params["cursor"] = req.get_param("cursor") or ""

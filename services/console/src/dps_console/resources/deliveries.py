@@ -6,7 +6,9 @@ from __future__ import annotations
 import falcon
 
 from dps_console.context import AppContext
-from dps_console.resources.web import ROOT, Renderer, path_id, redirect, signed_in
+from dps_console.domain.people import WEBHOOKS
+from dps_console.resources.forms import Done, FormActions
+from dps_console.resources.web import ROOT, Renderer, allowed, path_id
 
 STATUSES = ("PENDING", "SUCCESS", "FAILED", "EXHAUSTED")
 
@@ -17,7 +19,7 @@ class Deliveries:
         self._renderer = renderer
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str) -> None:
-        session = signed_in(req)
+        session = allowed(req, WEBHOOKS)
         params = {"limit": "50"}
         status = req.get_param("status") or ""
         if status in STATUSES:
@@ -37,7 +39,7 @@ class Delivery:
         self._renderer = renderer
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str, delivery_id: str) -> None:
-        session = signed_in(req)
+        session = allowed(req, WEBHOOKS)
         delivery = self._ctx.backends.webhooks.call(
             "GET", f"/webhook-configs/{path_id(endpoint_id)}/deliveries/{path_id(delivery_id)}", session.credential)
         self._renderer.render(req, resp, "delivery.html", section="webhooks", endpoint_id=endpoint_id,
@@ -47,15 +49,19 @@ class Delivery:
 class Retry:
     def __init__(self, ctx: AppContext):
         self._ctx = ctx
+        self._forms = FormActions(ctx)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str, delivery_id: str) -> None:
-        session = signed_in(req)
-        retried = self._ctx.backends.webhooks.call(
-            "POST", f"/webhook-configs/{path_id(endpoint_id)}/deliveries/{path_id(delivery_id)}/retry",
-            session.credential)
-        self._ctx.sessions.note(session, "The delivery is sent again.")
-        target = retried.get("id") if isinstance(retried, dict) else None
-        raise redirect(f"{ROOT}/webhooks/{endpoint_id}/deliveries" + (f"/{target}" if target else ""))
+        session = allowed(req, WEBHOOKS)
+        path = f"/webhook-configs/{path_id(endpoint_id)}/deliveries/{path_id(delivery_id)}/retry"
+
+        def retry(token: str) -> Done:
+            retried = self._ctx.backends.webhooks.call("POST", path, session.credential, once=token)
+            target = retried.get("id") if isinstance(retried, dict) else None
+            return Done(f"{ROOT}/webhooks/{endpoint_id}/deliveries" + (f"/{target}" if target else ""),
+                        notice="The delivery is sent again.")
+
+        self._forms.run(req, retry)
 
 
 def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer) -> None:

@@ -1,6 +1,7 @@
-"""API keys: the list, issuing (the secret shown once, on the page that answers the POST, never
-stored), rotating and revoking (each after a confirmation page). The api decides who may do what
-(scope api-keys:manage, roles, own keys only); the console shows its answers."""
+"""API keys: the list, issuing (the secret shown once, on the page after the POST's redirect, never
+kept in the clear), rotating and revoking (each after a confirmation page naming the key as the api
+has it: 404 for a key the person may not see). The api decides who may do what (scope
+api-keys:manage, roles, own keys only); the console offers only what the person's role may use."""
 
 from __future__ import annotations
 
@@ -9,13 +10,30 @@ from typing import Any
 import falcon
 
 from dps_console.context import AppContext
+from dps_console.domain.people import KEYS
 from dps_console.domain.problems import Problem
+from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.listing import filter_by_status, key_status
-from dps_console.resources.web import ROOT, Cookies, Renderer, first, path_id, redirect, signed_in
-from dps_console.services.backends import ServiceRefused
+from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id, signed_in
+from dps_console.services.backends import Backend, ServiceRefused, find_listed
 
 FORM_FIELDS = ("name", "role", "userId")
+GONE = ("The console showed this secret once and does not keep it. If you did not copy it, rotate the key "
+        "to get a new one.")
 KEY_STATUSES = (("active", "active"), ("revoked", "revoked"))
+
+
+def find_key(api: Backend, credential: str, key_id: str) -> dict[str, Any]:
+    """The key as the api lists it to this person (it has no single-key read): 404 when not theirs."""
+    found = find_listed(api, credential, "/api-keys", "apiKeys", key_id)
+    if found is None:
+        raise falcon.HTTPNotFound()
+    return found
+
+
+def _secret_page(title: str, name: str) -> dict[str, Any]:
+    return {"section": "keys", "title": title, "what": f"The API key “{name}”", "back": ROOT + "/api-keys",
+            "back_label": "Back to API keys", "gone": GONE}
 
 
 def _paging(req: falcon.Request) -> dict[str, str]:
@@ -33,8 +51,9 @@ class KeyList:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         session = signed_in(req)
-        if not session.person.manages_keys:
-            self._renderer.render(req, resp, "keys.html", section="keys", no_access=True, keys=[], next_cursor=None)
+        if not session.person.manages_keys:  # what they cannot do, and whom to ask: no table, no form
+            self._renderer.render(req, resp, "keys.html", status=403, section="keys", no_access=True, keys=[],
+                                  next_cursor=None)
             return
         answer = self._ctx.backends.api.call("GET", "/api-keys", session.credential, params=_paging(req))
         view = filter_by_status(req, answer.get("apiKeys", []), KEY_STATUSES, key_status)
@@ -46,26 +65,34 @@ class NewKey:
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer
+        self._forms = FormActions(ctx)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
+        session = allowed(req, KEYS)
+        token = form_page_token(req)
         people: list[dict[str, Any]] = []
         if session.person.is_admin:
             people = self._ctx.backends.api.call("GET", "/people", session.credential, params={"limit": "500"})["people"]
         # least privilege first: the lowest role offered is preselected, never the person's own
         offered = session.person.roles_offered()
         self._form(req, resp, people=people, values={"userId": session.person.user_id,
-                                                     "role": offered[-1] if offered else ""})
+                                                     "role": offered[-1] if offered else ""}, token=token)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
+        session = allowed(req, KEYS)
         form = req.context.form
         body: dict[str, Any] = {"name": first(form, "name").strip(), "role": first(form, "role")}
         user_id = first(form, "userId")
         if user_id and user_id != session.person.user_id:
             body["userId"] = user_id
+
+        def issue(token: str) -> Done:
+            key = self._ctx.backends.api.call("POST", "/api-keys", session.credential, json=body, once=token)
+            return Done(ROOT + "/api-keys", page=_secret_page("API key issued", str(key.get("name", ""))),
+                        secret=secret_of(key))
+
         try:
-            key = self._ctx.backends.api.call("POST", "/api-keys", session.credential, json=body)
+            self._forms.run(req, issue)
         except ServiceRefused as refused:
             if refused.problem.status not in (400, 403, 409, 422):
                 raise
@@ -73,53 +100,59 @@ class NewKey:
             chosen = [{"id": user_id, "name": first(form, "userName") or user_id}] if user_id else []
             self._form(req, resp, people=chosen, values={**body, "userId": user_id}, problem=refused.problem,
                        status=refused.problem.status)
-            return
-        self._renderer.render(req, resp, "secret.html", status=201, section="keys", title="API key issued",
-                              what=f"The API key “{key.get('name', '')}”", secret=key["secret"],
-                              back=ROOT + "/api-keys", back_label="Back to API keys")
 
     def _form(self, req: falcon.Request, resp: falcon.Response, *, people: list[dict[str, Any]],
-              values: dict[str, Any], problem: Problem | None = None, status: int = 200) -> None:
+              values: dict[str, Any], problem: Problem | None = None, status: int = 200, token: str | None = None) -> None:
+        """``token``: the page's own; a form shown again with the service's refusal gets a fresh one."""
         session = signed_in(req)
         self._renderer.render(
             req, resp, "key_form.html", status=status, section="keys", people=people, values=values,
             roles=session.person.roles_offered(), errors=problem.fields if problem else {},
             problem=problem.message if problem else None, unplaced=problem.unplaced(FORM_FIELDS) if problem else [],
+            form_token=token,
         )
 
 
 class KeyAction:
-    """GET: the confirmation page; POST: the action (rotate answers the new secret, revoke redirects)."""
+    """GET: the confirmation page, naming the key as the api has it; POST: the action (rotate shows
+    the new secret once, revoke goes back to the list)."""
 
     def __init__(self, ctx: AppContext, renderer: Renderer, action: str):
         self._ctx = ctx
         self._renderer = renderer
         self._action = action
+        self._forms = FormActions(ctx)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key_id: str) -> None:
-        signed_in(req)
+        session = allowed(req, KEYS)
         key_id = path_id(key_id)
-        name = req.get_param("name") or key_id
+        token = form_page_token(req)
+        key = find_key(self._ctx.backends.api, session.credential, key_id)
         rotate = self._action == "rotate"
+        if key.get("status") != "active":
+            raise falcon.HTTPConflict(title=f"The API key “{key.get('name', '')}” is revoked already",
+                                      description="A revoked key cannot be rotated or revoked again.")
         self._renderer.render(
             req, resp, "confirm.html", section="keys",
-            title=f"{'Rotate' if rotate else 'Revoke'} the API key “{name}”?",
+            title=f"{'Rotate' if rotate else 'Revoke'} the API key “{key.get('name', '')}”?",
             explanation=("A new secret is issued and shown once; the current secret stops working at once."
                          if rotate else "The key stops working at once. This cannot be undone."),
             action=f"{ROOT}/api-keys/{key_id}/{self._action}", button="Rotate" if rotate else "Revoke",
-            cancel=ROOT + "/api-keys",
+            cancel=ROOT + "/api-keys", form_token=token,
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, key_id: str) -> None:
-        session = signed_in(req)
-        key = self._ctx.backends.api.call("POST", f"/api-keys/{path_id(key_id)}/{self._action}", session.credential)
-        if self._action == "rotate":
-            self._renderer.render(req, resp, "secret.html", section="keys", title="API key rotated",
-                                  what=f"The API key “{key.get('name', '')}”", secret=key["secret"],
-                                  back=ROOT + "/api-keys", back_label="Back to API keys")
-            return
-        self._ctx.sessions.note(session, f"The API key “{key.get('name', '')}” is revoked.")
-        raise redirect(ROOT + "/api-keys")
+        session = allowed(req, KEYS)
+        path = f"/api-keys/{path_id(key_id)}/{self._action}"
+
+        def act(token: str) -> Done:
+            key = self._ctx.backends.api.call("POST", path, session.credential, once=token)
+            name = str(key.get("name", ""))
+            if self._action == "rotate":
+                return Done(ROOT + "/api-keys", page=_secret_page("API key rotated", name), secret=secret_of(key))
+            return Done(ROOT + "/api-keys", notice=f"The API key “{name}” is revoked.")
+
+        self._forms.run(req, act)
 
 
 def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,

@@ -1,12 +1,26 @@
-"""The team (admins): people, their roles, and their API-key access, granted or withdrawn
-(withdrawing after a confirmation page). The api refuses anyone else (403), and the page says so."""
+"""The team (admins): people, their roles, and their API-key access, granted (to people with the user
+role: view only has no API-key rights) or withdrawn (after a confirmation page naming the person as
+the api has them: 404 for anyone not of the organization). Anyone else gets a 403 page."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import falcon
 
 from dps_console.context import AppContext
-from dps_console.resources.web import ROOT, Cookies, Renderer, first, path_id, redirect, signed_in
+from dps_console.domain.people import TEAM
+from dps_console.resources.forms import Done, FormActions
+from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id
+from dps_console.services.backends import Backend, find_listed
+
+
+def find_person(api: Backend, credential: str, person_id: str) -> dict[str, Any]:
+    """The person as the api lists them to this admin (no single-person read): 404 when not of the organization."""
+    found = find_listed(api, credential, "/people", "people", person_id)
+    if found is None:
+        raise falcon.HTTPNotFound()
+    return found
 
 
 class Team:
@@ -15,7 +29,7 @@ class Team:
         self._renderer = renderer
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        session = signed_in(req)
+        session = allowed(req, TEAM)
         params = {"limit": "500"}
         if req.get_param("cursor"):
             params["cursor"] = req.get_param("cursor") or ""
@@ -25,32 +39,39 @@ class Team:
 
 
 class KeyAccess:
-    """GET: confirm withdrawing; POST ``granted=true|false``: the change."""
+    """GET: confirm withdrawing, naming the person as the api has them; POST ``granted=true|false``:
+    the change."""
 
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer
+        self._forms = FormActions(ctx)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, person_id: str) -> None:
-        signed_in(req)
+        session = allowed(req, TEAM)
         person_id = path_id(person_id)
-        name = req.get_param("name") or person_id
+        token = form_page_token(req)
+        person = find_person(self._ctx.backends.api, session.credential, person_id)
+        name = person.get("name") or person.get("email") or person_id
         self._renderer.render(
             req, resp, "confirm.html", section="team", title=f"Withdraw API-key access from {name}?",
             explanation="They can no longer issue, rotate or revoke API keys in the console. Keys they already "
                         "have keep working until revoked.",
             action=f"{ROOT}/team/{person_id}/api-key-access", button="Withdraw access", cancel=ROOT + "/team",
-            fields={"granted": "false"},
+            fields={"granted": "false"}, form_token=token,
         )
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, person_id: str) -> None:
-        session = signed_in(req)
+        session = allowed(req, TEAM)
         granted = first(req.context.form, "granted") == "true"
-        person = self._ctx.backends.api.call("PUT", f"/people/{path_id(person_id)}/api-key-access", session.credential,
-                                             json={"granted": granted})
-        who = person.get("name") or person.get("email") or "The person"
-        self._ctx.sessions.note(session, f"{who} {'now has' if granted else 'no longer has'} API-key access.")
-        raise redirect(ROOT + "/team")
+        path = f"/people/{path_id(person_id)}/api-key-access"
+
+        def change(token: str) -> Done:
+            person = self._ctx.backends.api.call("PUT", path, session.credential, json={"granted": granted}, once=token)
+            who = person.get("name") or person.get("email") or "The person"
+            return Done(ROOT + "/team", notice=f"{who} {'now has' if granted else 'no longer has'} API-key access.")
+
+        self._forms.run(req, change)
 
 
 def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, renderer: Renderer,

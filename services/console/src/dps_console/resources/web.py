@@ -24,7 +24,7 @@ from dps_common.clock import utc_now
 
 from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
 from dps_console.domain.problems import Problem
-from dps_console.domain.tokens import new_token
+from dps_console.domain.tokens import looks_like_token, new_token
 from dps_console.resources import formatting
 from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.sessions import ActiveSession, Sessions
@@ -67,6 +67,12 @@ class Cookies:
         values = req.get_cookie_values(name)
         return values[0] if values else None
 
+    def start_session(self, req: falcon.Request, resp: falcon.Response, value: str) -> None:
+        """The new session's cookie; the browser's stale one (if any) is then replaced, not cleared
+        (``ConsoleMiddleware.process_response``)."""
+        self.set(resp, self.session, value)
+        req.context.session_cookie_set = True
+
 
 class ConsoleMiddleware:
     def __init__(self, settings: Settings, sessions: Sessions, cookies: Cookies, csrf_key: bytes, renderer: "Renderer"):
@@ -84,8 +90,9 @@ class ConsoleMiddleware:
             return
         cookie = self._cookies.read(req, self._cookies.session)
         req.context.session = self._sessions.load(cookie, take_notice=req.method == "GET")
-        if req.context.session is None and cookie is not None:
-            self._cookies.clear(resp, self._cookies.session)
+        # cleared on the way out unless the page sets a new one: a cookie set twice on one response
+        # keeps the first one's attributes (its 1970 expiry), and a sign-in would set a dead cookie
+        req.context.stale_session_cookie = req.context.session is None and cookie is not None
         pre = self._cookies.read(req, self._cookies.pre_session)
         if req.context.session is None and pre is None and req.method == "GET":
             pre = new_token()
@@ -107,6 +114,8 @@ class ConsoleMiddleware:
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool) -> None:
         for name, value in SECURITY_HEADERS.items():
             resp.set_header(name, value)
+        if req.context.get("stale_session_cookie") and not req.context.get("session_cookie_set"):
+            self._cookies.clear(resp, self._cookies.session)
 
 
 def read_form(req: falcon.Request) -> dict[str, list[str]]:
@@ -133,6 +142,7 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.globals["root"] = ROOT
+        self.env.globals["one_time_token"] = new_token  # a fresh one for every form rendered (_forms.html)
         self.env.filters["external_url"] = external_url
         formatting.install(self.env, now)
 
@@ -160,6 +170,25 @@ def signed_in(req: falcon.Request) -> ActiveSession:
     if session is None:
         raise redirect(ROOT + "/sign-in")
     return session
+
+
+def allowed(req: falcon.Request, part: str) -> ActiveSession:
+    """The signed-in person, when their role may use ``part`` of the console (``Person.may_use``);
+    otherwise a 403 page saying what they cannot do and whom to ask, with no form."""
+    session = signed_in(req)
+    if not session.person.may_use(part):
+        raise falcon.HTTPForbidden(title="Not allowed", description=session.person.refusal(part))
+    return session
+
+
+def form_page_token(req: falcon.Request) -> str:
+    """The one-time token of a page that is one form (an issue form, a confirmation): carried in the
+    page's own address (``?form=``), so the page shown again by Back holds the same token, and
+    sending it again is a repeat, not a second action. Opened without one: redirected to a fresh one."""
+    token = req.get_param("form")
+    if token is not None and looks_like_token(token):
+        return token
+    raise falcon.HTTPFound(f"{req.path}?form={new_token()}")
 
 
 def install_error_pages(app: falcon.App[falcon.Request, falcon.Response], renderer: Renderer,

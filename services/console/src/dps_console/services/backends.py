@@ -41,9 +41,13 @@ class Backend:
     timeout: float
 
     def call(self, method: str, path: str, credential: str | None = None, *, json: Any = None,
-             params: dict[str, str] | None = None, bearer: str | None = None) -> Any:
+             params: dict[str, str] | None = None, bearer: str | None = None, once: str | None = None) -> Any:
+        """``once``: the submitted form's one-time token, sent as the ``Idempotency-Key`` (the
+        service runs a keyed POST once, and answers a repeat with the first answer, its secret null)."""
         # the console's request id goes along: the service logs its part under the same id
         headers = {"Accept": "application/json", **request_id.outgoing_headers()}
+        if once is not None:
+            headers["Idempotency-Key"] = once
         if credential is not None:
             headers["x-api-key"] = credential
         if bearer is not None:
@@ -67,6 +71,24 @@ class Backend:
         if resp.status_code == 204 or not resp.content:
             return None
         return resp.json()
+
+
+MAX_PAGES = 50  # of 500 items each, looking for one item
+
+
+def find_listed(backend: Backend, credential: str, path: str, items: str, item_id: str) -> dict[str, Any] | None:
+    """The item ``item_id`` of the list at ``path`` (``items``: its array's property) as the service
+    lists it to this person, for an operation without a single-item read; None when not there."""
+    params = {"limit": "500"}
+    for _ in range(MAX_PAGES):
+        answer = backend.call("GET", path, credential, params=params) or {}
+        found = next((i for i in answer.get(items, []) if isinstance(i, dict) and i.get("id") == item_id), None)
+        if found is not None:
+            return dict(found)
+        if not answer.get("nextCursor"):
+            return None
+        params = {"limit": "500", "cursor": str(answer["nextCursor"])}
+    return None
 
 
 @dataclass(frozen=True)

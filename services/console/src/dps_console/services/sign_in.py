@@ -3,24 +3,27 @@ session; this module holds the one method there is, one-time links by mail (``Em
 second method (OIDC) is another class here ending in the same ``VerifiedEmail``, with its own pages.
 
 A link is 256 random bits, kept as a SHA-256 hash, good once, for 15 minutes. Asking for one answers
-the same whether the email is known or not: the api says who is known, and only they get a mail.
-Asking is counted per email and per client address (fixed windows, in the console's database)."""
+the same, and as fast, whether the email is known or not: the request is only counted (per email and
+per client address, fixed windows in the console's database) and queued; a worker
+(``services.sign_in_mail``) asks the api who is known and mails only them."""
 
 from __future__ import annotations
 
 import enum
 import logging
-import smtplib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+from uuid import uuid4
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from dps_common.db import Transactions
+from dps_common.work_queue import notify
 
-from dps_console.db.models import RateCounter, SignInLink
+from dps_console.db.models import RateCounter, SignInLink, SignInRequest
 from dps_console.domain.lifetimes import LINK_LIFETIME, LinkState, link_state, window_start
 from dps_console.domain.tokens import looks_like_token, new_token, token_hash
 from dps_console.services.credentials import ConsoleCredentials
@@ -28,6 +31,7 @@ from dps_console.services.mail import Mailer
 
 log = logging.getLogger("dps.console.sign_in")
 MAX_EMAIL_LENGTH = 320
+MAIL_CHANNEL = "console_sign_in_mail"  # NOTIFY'd when a sign-in mail is queued: the workers LISTEN
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class VerifiedEmail:
 
 
 class LinkRequest(enum.Enum):
-    ACCEPTED = "accepted"  # sent, or not (unknown email): the answer is the same
+    ACCEPTED = "accepted"  # queued: mailed later, or not (unknown email); the answer is the same
     RATE_LIMITED = "rate_limited"
 
 
@@ -73,24 +77,21 @@ class EmailLinks:
         self._now = now
 
     def request(self, email: str, client: str) -> LinkRequest:
-        """``email`` normalized (``normalize_email``)."""
-        if not self._within_limits(email, client):
-            log.info("sign-in link refused: rate limited")
-            return LinkRequest.RATE_LIMITED
-        if not self._credentials.is_candidate(email):
-            return LinkRequest.ACCEPTED
-        token = new_token()
-        now = self._now()
+        """``email`` normalized (``normalize_email``). Counted and, within the limits, queued in one
+        transaction; nothing here depends on whether the email is known."""
         with self._tx() as session:
-            session.add(SignInLink(token_hash=token_hash(token), email=email, created_at=now,
-                                   expires_at=now + LINK_LIFETIME))
-        try:
-            self._mailer.send(email, "Your sign-in link", _mail_body(self.link_url(token)))
-        except (smtplib.SMTPException, OSError) as exc:  # the answer stays the same: it says nothing of the email
-            log.error("sign-in mail not sent", extra={"error": type(exc).__name__})
-            return LinkRequest.ACCEPTED
-        log.info("sign-in link sent")
+            if not self._within_limits(session, email, client):
+                log.info("sign-in link refused: rate limited")
+                return LinkRequest.RATE_LIMITED
+            session.add(SignInRequest(id=uuid4(), email=email, requested_at=self._now(), attempts=0))
+            notify(session, MAIL_CHANNEL)
         return LinkRequest.ACCEPTED
+
+    def mail_link(self, email: str) -> None:
+        """A new link mailed to a person the api knows (the queue's worker); raises what the mail
+        server's failure raises (``smtplib.SMTPException``, ``OSError``)."""
+        self._mailer.send(email, "Your sign-in link", _mail_body(self.issue_link(email)))
+        log.info("sign-in link sent")
 
     def link_url(self, token: str) -> str:
         return f"{self._public_url}/sign-in/link?token={token}"
@@ -127,15 +128,14 @@ class EmailLinks:
             session.execute(update(SignInLink).where(SignInLink.token_hash == link.token_hash).values(used_at=now))
             return VerifiedEmail(link.email, self.method)
 
-    def _within_limits(self, email: str, client: str) -> bool:
+    def _within_limits(self, session: Any, email: str, client: str) -> bool:
         start = window_start(self._now(), self._limits.window_seconds)
         counts = []
-        with self._tx() as session:
-            for bucket in (f"email:{email}", f"client:{client}"):
-                counted = insert(RateCounter).values(bucket=bucket, window_start=start, count=1).on_conflict_do_update(
-                    index_elements=[RateCounter.bucket, RateCounter.window_start], set_={"count": RateCounter.count + 1}
-                ).returning(RateCounter.count)
-                counts.append(session.execute(counted).scalar_one())
+        for bucket in (f"email:{email}", f"client:{client}"):
+            counted = insert(RateCounter).values(bucket=bucket, window_start=start, count=1).on_conflict_do_update(
+                index_elements=[RateCounter.bucket, RateCounter.window_start], set_={"count": RateCounter.count + 1}
+            ).returning(RateCounter.count)
+            counts.append(session.execute(counted).scalar_one())
         return counts[0] <= self._limits.per_email and counts[1] <= self._limits.per_client
 
 

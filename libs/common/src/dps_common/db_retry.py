@@ -42,6 +42,9 @@ UNAVAILABLE_MESSAGE = "database unavailable"  # constant: one line to count and 
 # SQLSTATEs of a server that is going away or refusing connections: class 08 (connection exception),
 # admin/crash shutdown, cannot connect now, too many connections
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
+# SQLAlchemy's pool, when the connections it opened in place of a closed one were closed too, three
+# times in a row (the server ends every new session at once): its message, raised without a cause
+_CHECKOUT_EXHAUSTED = "This connection is closed"
 
 
 def is_connection_lost(error: BaseException) -> bool:
@@ -49,6 +52,8 @@ def is_connection_lost(error: BaseException) -> bool:
     if isinstance(error, DatabaseUnavailable):
         return True
     if isinstance(error, sa_exc.TimeoutError):  # every pooled connection in use for pool_timeout
+        return True
+    if isinstance(error, sa_exc.InvalidRequestError) and str(error) == _CHECKOUT_EXHAUSTED:
         return True
     if isinstance(error, sa_exc.DBAPIError):
         if error.connection_invalidated:  # SQLAlchemy's own disconnect detection (is_disconnect)

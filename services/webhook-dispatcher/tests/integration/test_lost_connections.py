@@ -1,0 +1,77 @@
+"""The dispatcher's database connections ended again and again for 3 s, three times, while clients read
+its endpoints (the dispatcher under gunicorn, two workers, TLS; the real api checks the keys): no
+answer is a 500; in the gap each is 2xx or 503 problem+json with Retry-After; once the kills stop,
+every answer is 2xx again (no stale pooled connection fails later)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from dps_testing.connection_kills import Load, during, ended_connections
+from dps_testing.processes import gunicorn
+from dps_testing.provisioning import Org
+
+API = "/external/v1"
+APPLICATION_NAME = "dps-webhooks-http"  # the dispatcher's HTTP workers' connections (dps_webhooks.app)
+KILLS, KILL_SECONDS = 3, 3.0
+
+
+@pytest.fixture(scope="module")
+def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("lost-conn-api") / "api.log"
+    with gunicorn("dps_api.wsgi:create()", {**api_env, "KEY_CACHE_TTL_SECONDS": "60"}, tls_files, log,
+                  workers=1) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="module")
+def dispatcher(settings_env: dict[str, str], api_origin: str, tls_files: dict[str, str],
+               tmp_path_factory) -> Iterator[str]:
+    env = {**os.environ, **settings_env, "API_URL": api_origin, "LOG_LEVEL": "WARNING", "DATABASE_POOL_SIZE": "2"}
+    log = tmp_path_factory.mktemp("lost-conn-dispatcher") / "dispatcher.log"
+    with gunicorn("dps_webhooks.wsgi:create()", env, tls_files, log, workers=2) as origin:
+        yield origin
+
+
+def test_ended_connections_are_never_a_500(dispatcher: str, api_org: Org, settings_env: dict[str, str],
+                                           tls_files: dict[str, str]) -> None:
+    ca = tls_files["ca"]
+    headers = api_org.admin.headers
+
+    made = requests.post(dispatcher + API + "/webhook-configs", headers=headers, verify=ca, timeout=30,
+                         json={"url": "https://127.0.0.1:9/hooks", "eventTypes": ["quote.approved"]})
+    assert made.status_code == 201, made.text
+    endpoint = f"{dispatcher}{API}/webhook-configs/{made.json()['id']}"
+
+    def read_endpoints(session: requests.Session) -> requests.Response:
+        return session.get(dispatcher + API + "/webhook-configs?limit=5", headers=headers, verify=ca, timeout=30)
+
+    def read_deliveries(session: requests.Session) -> requests.Response:
+        return session.get(endpoint + "/deliveries?limit=5", headers=headers, verify=ca, timeout=30)
+
+    load = Load({"read endpoints": read_endpoints, "read deliveries": read_deliveries})
+    rounds = []
+    with load.running():
+        for _ in range(KILLS):
+            before = load.snapshot()
+            ended = ended_connections(settings_env["DATABASE_URL"], APPLICATION_NAME, KILL_SECONDS)
+            rounds.append((len(ended), during(before, load.snapshot())))
+    print(f"\n{KILLS} kills of {KILL_SECONDS} s, answers during each:")  # the figures (pytest -s)
+    for ended_count, answers in rounds:
+        print(f"  {ended_count} connections ended: " + ", ".join(f"{name} {dict(c)}" for name, c in answers.items()))
+    for name, tally in load.tallies.items():
+        print(f"  {name}: {dict(tally.statuses)}, no answer: {len(tally.failed)}")
+        assert tally.refused == [], f"{name}: answers other than 2xx or 503 with Retry-After"
+        assert tally.failed == [], f"{name}: requests without an answer"
+        assert tally.statuses[500] == 0
+    assert all(ended_count > 0 for ended_count, _ in rounds)  # the kills did meet the dispatcher's connections
+
+    with requests.Session() as session:  # every ended connection is gone: all 2xx again
+        for _ in range(20):
+            for call in (read_endpoints, read_deliveries):
+                resp = call(session)
+                assert 200 <= resp.status_code < 300, resp.text

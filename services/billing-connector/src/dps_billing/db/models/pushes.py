@@ -110,6 +110,6 @@ class PacerTurn(Base):
     planned_at: Mapped[datetime] = timestamp()
     done_at: Mapped[datetime | None] = timestamp()
     # the push claim the call was made for (none for a token refresh): once the claim has lost its
-    # push (its worker died), the turn counts as ended, however long ago it was planned
+    # push (its worker died and its lease ran out), the turn counts as ended, not two minutes after its slot
     push_id: Mapped[UUID | None]
     claim_token: Mapped[UUID | None]

@@ -37,6 +37,7 @@ PROCESS_TYPES = {
     "connector migration": ("billing-migrate", ["dealpricing-billing", "migrate"]),
     "console http": ("console", None),
     "console migration": ("console-migrate", ["dealpricing-console", "migrate"]),
+    "console mail worker": ("console-worker", ["dealpricing-console", "worker"]),
 }
 ONE_SHOT = {name for name, service in SERVICES.items() if service.get("restart") == "no"}
 # ports a developer's own PostgreSQL, RabbitMQ (AMQP, TLS, management, clustering) and Redis use
@@ -169,6 +170,7 @@ def test_compose_config_renders_every_service(rendered):
     ("webhooks", "dps_webhooks.settings"), ("webhooks-worker", "dps_webhooks.settings"),
     ("billing", "dps_billing.settings"), ("billing-worker", "dps_billing.settings"),
     ("billing-relay", "dps_common.outbox.relay.settings"), ("console", "dps_console.settings"),
+    ("console-worker", "dps_console.settings"),
 ])
 def test_each_process_gets_the_settings_it_requires(rendered, name, settings):
     """The resolved environment of each service passes its own settings' validation (every

@@ -25,15 +25,16 @@ WORKLOADS = {
     "dps-billing-connector-worker": ("billing-connector:", "dps_billing"),
     "dps-billing-connector-relay": ("billing-connector:", "dps_billing"),
     "dps-console": ("console:", "dps_console"),
+    "dps-console-worker": ("console:", "dps_console"),
 }
 AUTOSCALED = {"dps-api", "dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-billing-connector-worker",
-              "dps-console"}
+              "dps-console", "dps-console-worker"}
 DATABASE_OWNERS = {
     "dps-api-database": {"dps-api", "dps-outbox-relay", "dps-api-migrate"},
     "dps-webhooks-database": {"dps-webhook-dispatcher", "dps-webhook-dispatcher-worker", "dps-webhooks-migrate"},
     "dps-billing-database": {"dps-billing-connector", "dps-billing-connector-worker", "dps-billing-connector-relay",
                              "dps-billing-migrate"},
-    "dps-console-database": {"dps-console", "dps-console-migrate", "dps-console-purge"},
+    "dps-console-database": {"dps-console", "dps-console-worker", "dps-console-migrate", "dps-console-purge"},
 }
 HTTP_SIDES = {"dps-api", "dps-webhook-dispatcher", "dps-billing-connector"}
 
@@ -204,13 +205,10 @@ def test_databases_are_reachable_only_from_their_owners(docs, policy):
     assert reaching == set().union(*(DATABASE_OWNERS[p] for p in sharing))
 
 
-def test_the_console_reaches_the_three_services_its_database_and_the_smtp_relay_only(docs):
-    policies = of_kind(docs, "NetworkPolicy")
-    database = policies["dps-console-database"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
-    smtp = policies["dps-smtp-relay"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
-    ipaddress.ip_network(smtp)  # the overlay's address, not the base's placeholder
+def reached_by(docs: list[dict[str, Any]], name: str) -> tuple[set[str], set[tuple[str, frozenset[int]]]]:
+    """The pods (by name, on 8080) and the addresses (with their ports) the pods of ``name`` may reach."""
     pods, addresses = set(), set()
-    for rule in egress_of(docs, pod_labels(docs, "dps-console")):
+    for rule in egress_of(docs, pod_labels(docs, name)):
         for peer in rule["to"]:
             if "ipBlock" in peer:
                 assert "except" not in peer["ipBlock"] and peer["ipBlock"]["cidr"] != "0.0.0.0/0"
@@ -221,8 +219,23 @@ def test_the_console_reaches_the_three_services_its_database_and_the_smtp_relay_
             else:
                 pods.add(peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"])
                 assert [p["port"] for p in rule["ports"]] == [8080]
-    assert pods == HTTP_SIDES
-    assert addresses == {(database, frozenset({5432})), (smtp, frozenset({587, 465}))}
+    return pods, addresses
+
+
+def test_the_console_reaches_the_three_services_and_its_database_only(docs):
+    database = of_kind(docs, "NetworkPolicy")["dps-console-database"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    assert reached_by(docs, "dps-console") == (HTTP_SIDES, {(database, frozenset({5432}))})
+
+
+def test_the_console_mail_worker_reaches_the_api_its_database_and_the_smtp_relay_only(docs):
+    policies = of_kind(docs, "NetworkPolicy")
+    database = policies["dps-console-database"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    smtp = policies["dps-smtp-relay"]["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"]
+    ipaddress.ip_network(smtp)  # the overlay's address, not the base's placeholder
+    assert reached_by(docs, "dps-console-worker") == (
+        {"dps-api"}, {(database, frozenset({5432})), (smtp, frozenset({587, 465}))})
+    admitted = [peer for rule in policies["dps-api"]["spec"]["ingress"] for peer in rule["from"]]
+    assert {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "dps-console-worker"}}} in admitted
 
 
 @pytest.mark.parametrize("name", sorted(HTTP_SIDES))

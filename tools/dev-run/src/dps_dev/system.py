@@ -201,6 +201,8 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
                                                                       "SERVICE_NAME": "billing-connector"}),
         Process("settings console", [*GUNICORN, "dps_console.wsgi:create()"], console_env,
                 config.internal("CONSOLE_PORT") + ready),
+        # the console's sign-in mails, sent from its queue (the pages never wait for the mail server)
+        Process("console mail worker", [str(BIN / "dealpricing-console"), "worker"], console_env),
         proxy_process(config, env),  # last: the first to stop
     ]
     return System(api_env, webhooks_env, billing_env, console_env, processes)

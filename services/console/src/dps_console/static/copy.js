@@ -16,3 +16,14 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });
+
+// The event catalogue: following the index to a type opens its "Schema and example" (closed
+// otherwise, so the page stays short). Without JavaScript the person opens it by hand.
+function openTargetedType() {
+  var id = decodeURIComponent(window.location.hash.slice(1));
+  var section = id ? document.getElementById(id) : null;
+  var pair = section ? section.querySelector("details.schema-example-pair") : null;
+  if (pair) { pair.open = true; }
+}
+document.addEventListener("DOMContentLoaded", openTargetedType);
+window.addEventListener("hashchange", openTargetedType);

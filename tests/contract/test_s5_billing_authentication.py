@@ -161,3 +161,12 @@ def test_an_organization_id_in_the_request_is_ignored(billing, connected, foreig
                                   headers={"X-Organization-Id": other.id})
     assert_problem(resp, 404)
     assert billing.connection(connected)["accountId"] != billing.connection(other)["accountId"]
+
+
+def test_the_document_says_only_an_admin_pushes(billing):
+    """The reference said the quote's owner could push too (403 ``not_quote_owner`` otherwise); an
+    owner with a user key gets 403 ``missing_scope``, as above."""
+    [push] = [op for (method, path), op in billing.connector.operations.items()
+              if (method, path) == ("POST", "/pricing-quotes/{quote_id}/billing-pushes")]
+    assert "An admin's key only" in push["description"] and "missing_scope" in push["description"]
+    assert "not_quote_owner" not in push["description"] and "owns the quote" not in push["description"]

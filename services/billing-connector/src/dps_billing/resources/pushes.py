@@ -1,4 +1,4 @@
-"""``/pricing-quotes/{id}/billing-pushes``: request a push (the quote's owner or an admin), list the
+"""``/pricing-quotes/{id}/billing-pushes``: request a push (an admin's key only), list the
 quote's pushes newest first, read one; ``/billing-pushes``: the organization's pushes, newest first."""
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ class PushesResource:
             tag=TAG,
             description=(
                 "202 with the new push, queued for a worker; 200 with the push already queued or running for this "
-                "quote (no second one starts). The quote as approved now is what is pushed. 403 `not_quote_owner` "
-                "unless the key's user owns the quote or the key is an admin's (`quotes:any`); 409 "
+                "quote (no second one starts). The quote as approved now is what is pushed. An admin's key only "
+                "(`billing:push` is in no other role): any other key, the quote owner's included, gets 403 "
+                "`missing_scope`. 409 "
                 "`quote_not_approved`, `billing_not_connected` or `billing_connection_broken`. The push ends "
                 "`succeeded` (a `billing.quote_pushed` event) or `failed` (`billing.push_failed`, with the reason)."
             ),

@@ -8,7 +8,10 @@ budget are checked; past 10 MB it is 413 and nothing is done. 413, 408 and a mal
 connection (``dps_common.http.problems``): the rest of the body is never read.
 
 Bodies are validated straight from bytes by a pydantic model; unknown fields are dropped (the
-spec's rule), malformed JSON and wrong types give 400 naming each offending field. A dropped field is
+spec's rule), malformed JSON and wrong types give 400 naming each offending field. Types are strict
+(no ``"12"`` for a number, no ``true`` for 1), but an integer field takes a whole number however it
+is written (``12``, ``12.0``, ``1.2e1``): JSON has one number type, and JSON Schema's ``integer`` is
+any number whose fraction is zero. ``12.5`` stays a 400 naming the field. A dropped field is
 never an error, but it is not silent either: the response names each one in ``Ignored-Fields``
 (``IGNORED_FIELDS``), as JSON paths (``discountPercnt, lines[0].discountPercnt``), so a misspelt
 field that changed nothing leaves a trace; set by ``BodyLimit.process_response`` from what
@@ -235,4 +238,42 @@ def _parse(req: falcon.Request, model: type[M]) -> M:
         errors = exc.errors(include_url=False)
         if any(e["type"] == "json_invalid" for e in errors):
             raise ValidationFailed("body: malformed JSON.", code="malformed_json") from None
-        raise validation_failed(errors) from None
+    whole = whole_numbers_as_integers(raw, errors)  # rare: the slow path only then
+    if whole is not None:
+        try:
+            return model.model_validate_json(whole)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+    raise validation_failed(errors)
+
+
+def whole_numbers_as_integers(raw: bytes, errors: Sequence[Mapping[str, Any]]) -> bytes | None:
+    """``raw`` with each whole number a strict integer field refused (``12.0``, ``1e2``: parsed as
+    floats) written as an integer; None when no error is one of those. Only the refused values
+    change: a number elsewhere (in free-form JSON, a fraction) is left as it was sent."""
+    wanted = [e for e in errors if e["type"] == "int_type" and _whole(e.get("input"))]
+    if not wanted:
+        return None
+    body = json.loads(raw)
+    for error in wanted:
+        body = _replaced(body, tuple(error["loc"]), error["input"])
+    return json.dumps(body).encode()
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, float) and value.is_integer()
+
+
+def _replaced(value: Any, loc: Location, number: float) -> Any:
+    """``value`` with the float at ``loc`` (its trailing parts may name a union's member, not a key)
+    made an int."""
+    if isinstance(value, float) and value == number:
+        return int(value)
+    if not loc:
+        return value
+    key, rest = loc[0], loc[1:]
+    if isinstance(value, dict) and isinstance(key, str) and key in value:
+        value[key] = _replaced(value[key], rest, number)
+    elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        value[key] = _replaced(value[key], rest, number)
+    return value

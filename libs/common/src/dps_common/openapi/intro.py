@@ -112,8 +112,9 @@ Every request carries the organization's API key in the `x-api-key` header (no O
 A key belongs to one organization and one user: everything it reads or writes is that organization's,
 and an organization id in a request is ignored. A key's role (admin, user, view-only) grants scopes;
 each operation names the scope it needs (`x-required-scopes`), and a key without it gets 403
-`missing_scope` with `requiredScope`. Keys are issued in the console or with `POST /api-keys`; a key's
-secret is shown once.
+`missing_scope` with `requiredScope`. Keys are issued in the settings console; a key's secret is shown
+once. The console's own operations (`/api-keys`, `/people`) take a console sign-in, never an API key,
+so they are not in this document: every operation here can be called with a key of the right role.
 
 ## Errors
 
@@ -121,6 +122,11 @@ Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `ti
 `detail`, a stable machine-readable `code` and the `requestId` (the `X-Request-Id` of the answer;
 quote it when asking for help). A 400 `validation_error` lists the fields in `errors`. Branch on
 `code`, never on `detail`. Unknown fields in a request body are ignored.
+
+Numbers: an `integer` field takes any JSON number whose fraction is zero, however it is written
+(`12`, `12.0`, `1.2e1`, as JSON Schema counts integers); `12.5`, `"12"` or `true` is a 400
+`validation_error` naming the field. Amounts, prices, quantities and percentages are decimal strings
+(`"1234.50"`, ASCII digits), never JSON numbers, so that no client rounds them.
 
 {_error_table()}
 

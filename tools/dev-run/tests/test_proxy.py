@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
+from caddy_proxy import echo_upstreams, running_caddy
 
-from dps_testing.processes import free_port
+from dps_dev.proxy import BACKENDS, IngressError, ingress_routes, route_of
 
-from dps_dev.proxy import BACKENDS, HEALTH_PATH, IngressError, caddy_config, config_text, ingress_routes, route_of
-
-CADDY = Path(sys.executable).parent / "caddy"
 ID = "0193e6b2-7c1a-7def-8000-000000000001"
 # path -> the Service the ingress sends it to (None: not routed)
 EXPECTED = {
@@ -69,60 +61,10 @@ def test_an_ingress_that_routes_to_a_service_make_run_does_not_start_is_refused(
         ingress_routes(ingress)
 
 
-class _Echo(BaseHTTPRequestHandler):
-    """An upstream that answers with its name and the headers the proxy sent."""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        self.rfile.read(length)
-        body = json.dumps({"backend": self.server.name, "path": self.path,  # type: ignore[attr-defined]
-                           "headers": {k.lower(): v for k, v in self.headers.items()}}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def proxy(tmp_path) -> Iterator[str]:
-    upstreams, servers = {}, []
-    for name in BACKENDS:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-        server.name = name  # type: ignore[attr-defined]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        upstreams[name] = f"127.0.0.1:{server.server_address[1]}"
-    port = free_port()
-    config = tmp_path / "caddy.json"
-    config.write_text(config_text(caddy_config(f"127.0.0.1:{port}", upstreams, ingress_routes(), tmp_path / "data")))
-    env = {"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    checked = subprocess.run([str(CADDY), "validate", "--config", str(config)], env=env, capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stderr
-    caddy = subprocess.Popen([str(CADDY), "run", "--config", str(config)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                connection.request("GET", HEALTH_PATH)
-                if connection.getresponse().status == 200:
-                    break
-            except OSError:
-                assert caddy.poll() is None and time.monotonic() < deadline, caddy.stderr.read() if caddy.stderr else ""
-                time.sleep(0.1)
-        yield f"127.0.0.1:{port}"
-    finally:
-        caddy.terminate()
-        caddy.wait(timeout=20)
-        for server in servers:
-            server.shutdown()
+    with echo_upstreams() as upstreams, running_caddy(tmp_path, upstreams) as (address, _):
+        yield address
 
 
 def _get(proxy: str, path: str, source: str = "127.0.0.1", **headers: str) -> tuple[int, dict]:

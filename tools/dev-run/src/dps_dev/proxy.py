@@ -10,7 +10,13 @@ no admin endpoint, no autosaved config, plain HTTP (no automatic HTTPS, no certi
 written to the user's home), HTTP/1.1. What the services rely on passes through: Caddy keeps the
 client's ``Host`` and sets ``X-Forwarded-For`` (the peer's address; a client's own X-Forwarded-For is
 not trusted), ``-Proto`` and ``-Host``; request bodies are streamed, not buffered, so the services'
-own 10 MB limit, chunked uploads and read deadlines answer as they do without it."""
+own 10 MB limit, chunked uploads and read deadlines answer as they do without it.
+
+Deadlines as the services' (``dps_common.edge.reading``): a head has 5 s from its first byte (then the
+connection is dropped), an idle keep-alive connection is closed after 5 s, and a body that stops is
+answered 408 by the service after 5 s, passed on with ``Connection: close`` (Go's server would first
+wait for the rest of the body); Caddy's own read deadline, 65 s for a whole request, is a backstop.
+What Caddy answers and logs itself: ``dps_dev.proxy_answers``."""
 
 from __future__ import annotations
 
@@ -23,8 +29,14 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]  # (no stubs pinned; one safe_load)
 
 from dps_dev.config import ConfigError
+from dps_dev.proxy_answers import error_routes, log_encoder
 
 INGRESS = Path(__file__).resolve().parents[4] / "deploy" / "k8s" / "base" / "ingress.yaml"
+# the services' read deadlines (dps_common.edge.reading: the head 5 s, a body 5 s idle and 60 s in all) and
+# keep-alive (gunicorn's 5 s)
+HEADER_SECONDS = 5
+REQUEST_SECONDS = 65
+IDLE_SECONDS = 5
 HEALTH_PATH = "/proxy-health"  # the proxy's own readiness (the compose proxy's path), never a service's
 # the ingress's backend Services -> the runner's port variables of the processes behind them
 BACKENDS = {
@@ -39,6 +51,12 @@ NOT_ROUTED = {
     "status": 404,
     "detail": "make run's proxy routes /external/v1/... and /console/ only, as the ingress does",
 }
+
+
+# the services close the connection after these answers (the body was not read to its end); Caddy drops
+# their Connection header (hop-by-hop) and Go's server would wait for the rest of a stalled body before
+# answering: passed on, the answer goes out at once and the connection closes
+CLOSE_AFTER = {"response": {"set": {"Connection": ["close"]}, "require": {"status_code": [408, 413]}}}
 
 
 class IngressError(ConfigError):
@@ -83,7 +101,8 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
         handlers.append({
             # Go's regular expressions (RE2): the ingress's patterns, anchored and case-insensitive as nginx's ~*
             "match": [{"path_regexp": {"pattern": "(?i)^" + route.pattern}}],
-            "handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": upstreams[route.backend]}]}],
+            "handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": upstreams[route.backend]}],
+                        "headers": CLOSE_AFTER}],
             "terminal": True,
         })
     handlers.append({"handle": [{
@@ -93,7 +112,8 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
     return {
         "admin": {"disabled": True, "config": {"persist": False}},
         "storage": {"module": "file_system", "root": str(storage)},
-        "logging": {"logs": {"default": {"level": "WARN", "encoder": {"format": "json"}}}},
+        # WARN and over (an access line for each answer of 500 and over), never a header or a query
+        "logging": {"logs": {"default": {"level": "WARN", "encoder": log_encoder()}}},
         "apps": {"http": {
             "grace_period": "10s",
             "servers": {"dps": {
@@ -101,6 +121,11 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
                 "protocols": ["h1"],
                 "automatic_https": {"disable": True},
                 "routes": handlers,
+                "errors": {"routes": error_routes()},
+                "logs": {},  # access lines (http.log.access): those of 500 and over are at ERROR
+                "read_header_timeout": f"{HEADER_SECONDS}s",
+                "read_timeout": f"{REQUEST_SECONDS}s",
+                "idle_timeout": f"{IDLE_SECONDS}s",
             }},
         }},
     }

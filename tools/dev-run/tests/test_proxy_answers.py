@@ -1,0 +1,160 @@
+"""What make run's proxy answers and logs itself (``dps_dev.proxy_answers``), Caddy run on the runner's
+config: a broken chunked body gets the services' own ``400 malformed_body`` and the connection closes,
+a service that does not listen is ``503`` problem+json with ``Retry-After``, and no credential a request
+carried (headers, cookies, signatures, a query's tokens) reaches any line of its log."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import socket
+from pathlib import Path
+
+import pytest
+from caddy_proxy import echo_upstreams, running_caddy
+
+from dps_common.edge.reading import ReadTimeouts
+from dps_testing.edge_checks import MALFORMED_CHUNKED_BODIES
+from dps_testing.processes import free_port
+
+from dps_dev.proxy import HEADER_SECONDS, IDLE_SECONDS, caddy_config, ingress_routes
+from dps_dev.proxy_answers import error_routes
+
+# the four broken framings: the shared three, and a body the client ends early (it closes its side)
+BROKEN = {**MALFORMED_CHUNKED_BODIES, "cut-short": b"10\r\n{}"}
+DOWN = "dps-billing-connector"  # in the test's proxy, nothing listens where this one should
+
+
+def _send(address: str, head: bytes, body: bytes = b"", *, half_close: bool = False, until_closed: bool = False) -> bytes:
+    """The raw answer (its Content-Length read); with ``until_closed``, read on until the proxy closes
+    the connection: a marker says so if it has not within 10 s."""
+    host, port = address.split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head + body)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while not _complete(answer) and (chunk := sock.recv(65536)):
+            answer += chunk
+        if until_closed:
+            sock.settimeout(10)
+            try:
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            except TimeoutError:
+                answer += b"<the proxy kept the connection open>"
+        return answer
+
+
+def _complete(answer: bytes) -> bool:
+    head, found, body = answer.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length: *(\d+)", head)
+    return bool(found and length and len(body) >= int(length.group(1)))
+
+
+def _head(path: str, headers: dict[str, str], framing: str = "Transfer-Encoding: chunked") -> bytes:
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    return f"POST {path} HTTP/1.1\r\nHost: dps.localhost\r\nContent-Type: application/json\r\n{framing}\r\n{lines}\r\n".encode()
+
+
+def _problem(answer: bytes) -> tuple[int, dict[str, str], dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    assert headers.get("content-type") == "application/problem+json", answer
+    return int(status_line.split()[1]), headers, json.loads(body)
+
+
+@pytest.fixture
+def proxy(tmp_path):
+    with echo_upstreams() as upstreams:
+        upstreams[DOWN] = f"127.0.0.1:{free_port()}"
+        with running_caddy(tmp_path, upstreams) as (address, log_path):
+            yield address, log_path
+
+
+def _credentials() -> dict[str, str]:
+    """Headers carrying a credential each, fresh values."""
+    return {
+        "x-api-key": f"dps_{secrets.token_urlsafe(9)}_{secrets.token_urlsafe(30)}",
+        "Authorization": f"Bearer {secrets.token_urlsafe(24)}",
+        "Cookie": f"dps_console_session={secrets.token_urlsafe(24)}; dps_console_csrf={secrets.token_hex(16)}",
+        "X-CSRF-Token": secrets.token_hex(16),
+        "webhook-signature": f"v1,{secrets.token_urlsafe(32)}",
+        "Stripe-Signature": f"t=1,v1={secrets.token_hex(32)}",
+    }
+
+
+@pytest.mark.parametrize("framing", list(BROKEN), ids=list(BROKEN))
+def test_a_broken_chunked_body_is_the_services_400_and_the_connection_closes(proxy, framing):
+    address, _ = proxy
+    answer = _send(address, _head("/external/v1/opportunities", {"x-api-key": "dps_x_y"}), BROKEN[framing],
+                   half_close=framing == "cut-short", until_closed=True)
+    status, headers, problem = _problem(answer)
+    assert (status, problem["status"], problem["code"]) == (400, 400, "malformed_body"), answer
+    assert problem["type"] == "https://errors.dealpricing.example/malformed_body"
+    assert headers["connection"] == "close" and problem["requestId"] == headers["x-request-id"]
+    assert answer.count(b"HTTP/1.1 ") == 1, "the rest of the broken body was read as another request"
+
+
+def test_a_service_that_does_not_listen_is_503_with_retry_after(proxy):
+    address, _ = proxy
+    status, headers, problem = _problem(_send(address, _head("/external/v1/billing-connection", {}, "Content-Length: 2"),
+                                              b"{}"))
+    assert (status, problem["code"], headers["retry-after"]) == (503, "service_unavailable", "1")
+
+
+def test_no_credential_a_request_carried_reaches_the_proxys_log(proxy):
+    """The reported case (an API key with a broken chunked body, which Caddy used to log with every
+    header but Cookie and Authorization), and the rest: every credential header, and the tokens of
+    the sign-in link and the billing flow in the query, with a broken body and to a service that is
+    down (the answers Caddy logs at ERROR), then every line of the log is searched for them."""
+    address, log_path = proxy
+    sent: list[str] = []
+    token, ticket, state, code = (secrets.token_urlsafe(24) for _ in range(4))
+    sent += [token, ticket, state, code]
+    paths = [
+        "/external/v1/opportunities",
+        f"/console/sign-in/link?token={token}",
+        f"/external/v1/billing-connection/callback?ticket={ticket}&state={state}&code={code}",
+    ]
+    for path in paths:
+        for framing, body in BROKEN.items():
+            credentials = _credentials()
+            sent += list(credentials.values())
+            _send(address, _head(path, credentials), body, half_close=framing == "cut-short")
+    credentials = _credentials()
+    sent += list(credentials.values())
+    status, _, _ = _problem(_send(address, _head(paths[2], credentials, "Content-Length: 2"), b"{}"))
+    assert status == 503
+    lines = log_path.read_text().splitlines()
+    assert any('"status":503' in line and "/billing-connection/callback?(query not logged)" in line
+               for line in lines), lines  # the 503 was logged: the search below is not of an empty log
+    secret_parts = {part for value in sent for part in re.split(r"[ ,;=]", value) if len(part) >= 16}
+    found = [(secret, line) for line in lines for secret in secret_parts if secret in line]
+    assert not found, found
+
+
+def test_every_error_answer_is_a_problem_document_once_caddy_fills_it_in():
+    """Each error route's document is valid JSON with the services' fields, whatever the placeholders."""
+    filled = {"{http.request.uuid}": "0b7e8c1e-5d3c-4a4e-9a36-9d7f2b1c0e11", "{http.error.status_code}": "418",
+              "{http.error.status_text}": "I'm a teapot"}
+    for route in error_routes():
+        [answer] = [handler for handler in route["handle"] if handler["handler"] == "static_response"]
+        body = answer["body"]
+        for placeholder, value in filled.items():
+            body = body.replace(placeholder, value)
+        assert "{http." not in body, body
+        problem = json.loads(body)
+        assert set(problem) == {"type", "title", "status", "detail", "code", "requestId"}
+        assert problem["type"] == "https://errors.dealpricing.example/" + problem["code"]
+        assert str(problem["status"]) == str(answer["status_code"]).replace("{http.error.status_code}", "418")
+
+
+def test_the_proxys_deadlines_are_the_services(tmp_path):
+    from dps_common import gunicorn_conf
+
+    server = caddy_config("127.0.0.1:1", {}, ingress_routes(), Path(tmp_path))["apps"]["http"]["servers"]["dps"]
+    assert server["read_header_timeout"] == f"{HEADER_SECONDS}s" and HEADER_SECONDS == ReadTimeouts().header_seconds
+    assert server["idle_timeout"] == f"{IDLE_SECONDS}s" and IDLE_SECONDS == gunicorn_conf.keepalive

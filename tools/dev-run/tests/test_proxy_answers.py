@@ -18,7 +18,7 @@ from dps_common.edge.reading import ReadTimeouts
 from dps_testing.edge_checks import MALFORMED_CHUNKED_BODIES
 from dps_testing.processes import free_port
 
-from dps_dev.proxy import HEADER_SECONDS, IDLE_SECONDS, caddy_config, ingress_routes
+from dps_dev.proxy import BACKENDS, HEADER_SECONDS, IDLE_SECONDS, caddy_config, ingress_routes
 from dps_dev.proxy_answers import error_routes
 
 # the four broken framings: the shared three, and a body the client ends early (it closes its side)
@@ -155,6 +155,7 @@ def test_every_error_answer_is_a_problem_document_once_caddy_fills_it_in():
 def test_the_proxys_deadlines_are_the_services(tmp_path):
     from dps_common import gunicorn_conf
 
-    server = caddy_config("127.0.0.1:1", {}, ingress_routes(), Path(tmp_path))["apps"]["http"]["servers"]["dps"]
+    upstreams = {name: "127.0.0.1:1" for name in BACKENDS}
+    server = caddy_config("127.0.0.1:1", upstreams, ingress_routes(), Path(tmp_path))["apps"]["http"]["servers"]["dps"]
     assert server["read_header_timeout"] == f"{HEADER_SECONDS}s" and HEADER_SECONDS == ReadTimeouts().header_seconds
     assert server["idle_timeout"] == f"{IDLE_SECONDS}s" and IDLE_SECONDS == gunicorn_conf.keepalive

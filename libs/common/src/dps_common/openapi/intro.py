@@ -53,6 +53,7 @@ ERROR_CODES: tuple[tuple[int, str, str], ...] = (
     (409, "rule_group_in_use", "Rules still belong to this rule group."),
     (409, "deal_group_limit_reached", "The organization has the most deal groups it may have."),
     (409, "api_key_revoked", "A revoked key cannot be rotated."),
+    (409, "view_only_no_key_access", "The settings console: a view-only person cannot be given API-key access."),
     (409, "webhook_config_revoked", "The endpoint was deleted; it stays disabled for good."),
     (409, "webhook_config_disabled", "The endpoint is disabled: no test or retry until it is active again."),
     (409, "invalid_status_transition", "The endpoint cannot move from its status to the one asked for."),

@@ -71,7 +71,11 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     # X-Forwarded-For (the client's address; Caddy never passes on a client's own) keys the per-client
     # rate limits (RATE_LIMIT_TRUSTED_PROXIES: the proxy, on loopback)
     trusted = {"RATE_LIMIT_TRUSTED_PROXIES": env.get("RATE_LIMIT_TRUSTED_PROXIES") or f"{INTERNAL_HOST}/32"}
-    common = {"HOST": INTERNAL_HOST, "AMQP_URL": config.amqp_url, **trusted}
+    # each process's database pool (DATABASE_POOL_SIZE, DATABASE_MAX_OVERFLOW): one connection kept
+    # between uses, four more while busy, so that the whole of make run holds under 25 of PostgreSQL's
+    # 100 (README, "Database connections"; tools/dev-run/tests/test_make_run_connections.py counts them)
+    pools = {name: env.get(name) or size for name, size in (("DATABASE_POOL_SIZE", "1"), ("DATABASE_MAX_OVERFLOW", "4"))}
+    common = {"HOST": INTERNAL_HOST, "AMQP_URL": config.amqp_url, **trusted, **pools}
     # every metrics server listens where the services do (HOST), on its own port or not at all: the
     # environment's *_METRICS_PORT variables go to the one process each names, never to another
     env = {name: value for name, value in env.items() if name not in METRICS_PORTS}
@@ -137,6 +141,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     console_env = {
         **env,
         **secrets(CONSOLE_SECRETS),
+        **pools,
         "HOST": INTERNAL_HOST,
         "DATABASE_URL": dbs.console,
         "PORT": str(config.ports["CONSOLE_PORT"]),

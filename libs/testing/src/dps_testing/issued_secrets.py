@@ -30,8 +30,10 @@ BILLING_TICKET = "billing start ticket"
 OAUTH_STATE = "OAuth state"
 OAUTH_CODE = "OAuth code"
 COOKIE = "cookie (the connect flow's nonce)"  # the only cookie a service of the suite's stack sets
-# query parameters that carry a secret, wherever a URL shows them
+# query parameters that carry a secret, in the URLs of the connect flow (the start URL, the platform's
+# authorize page, the callback); elsewhere a ``code`` is a reason (``?billing=error&code=...``)
 _QUERY_SECRETS = {"ticket": BILLING_TICKET, "state": OAUTH_STATE, "code": OAUTH_CODE}
+_FLOW_PAGES = ("start", "authorize", "callback")
 _LARGEST_JSON = 1 << 20  # bigger answers (a 50 MB body) hold no secret the suite was shown
 
 
@@ -78,7 +80,10 @@ class IssuedSecrets:
             self._harvest_field(name, value)
 
     def _harvest_url(self, url: str) -> None:
-        for name, value in parse_qsl(urlsplit(url).query):
+        parts = urlsplit(url)
+        if parts.path.rstrip("/").rsplit("/", 1)[-1] not in _FLOW_PAGES:
+            return
+        for name, value in parse_qsl(parts.query):
             if name in _QUERY_SECRETS:
                 self.add(_QUERY_SECRETS[name], value)
 

@@ -6,6 +6,7 @@ driver's error (500). No framework here: falcon's responders are plain methods `
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -39,3 +40,15 @@ def _guarded(responder: Callable[..., Any], *, retry: bool) -> Callable[..., Any
 
     setattr(guarded, _GUARDED, True)
     return guarded
+
+
+def guard_middleware(middleware: object) -> None:
+    """A middleware's hooks (``process_request``...) raise a lost connection as ``DatabaseUnavailable``
+    (never retried: a hook runs once per request); for an app whose error pages are its own (the
+    console), where the API services' problem handler would not see the driver's error."""
+    for name in ("process_request", "process_resource", "process_response"):
+        hook = getattr(middleware, name, None)
+        if callable(hook) and not getattr(hook, _GUARDED, False):
+            guarded = _guarded(hook, retry=False)
+            # bound to the middleware again: falcon takes only bound methods as a middleware's hooks
+            setattr(middleware, name, types.MethodType(lambda _self, *args, _call=guarded: _call(*args), middleware))

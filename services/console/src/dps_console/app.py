@@ -14,6 +14,8 @@ import falcon
 from dps_common import runtime_metrics
 from dps_common.clock import utc_now
 from dps_common.db import Transactions, ping
+from dps_common.db_guard import guard_middleware
+from dps_common.errors import DatabaseUnavailable
 from dps_common.http.app import ServiceApp
 from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.middleware import Observability, RequestContext
@@ -41,15 +43,17 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
     ctx = make_context(settings, tx=tx, mailer=mailer, now=now)
     cookies = Cookies(settings)
     renderer = Renderer(ctx.keys.csrf, now)
-    middleware: list[Any] = [
-        RequestContext(),
-        ConsoleMiddleware(settings, ctx.sessions, cookies, ctx.keys.csrf, renderer),
-        Observability("console"),
-    ]
+    console_middleware = ConsoleMiddleware(settings, ctx.sessions, cookies, ctx.keys.csrf, renderer)
+    guard_middleware(console_middleware)  # its session lookup: a lost connection is the 503 page too
+    middleware: list[Any] = [RequestContext(), console_middleware, Observability("console")]
     app = ServiceApp(middleware=middleware)
+    # a page whose connection was lost before it did anything is shown once more, but a form is not
+    # sent twice: its handler calls the other services before it writes here (dps_common.db_retry)
+    app.retried_methods = frozenset({"GET", "HEAD"})
     runtime_metrics.install(SERVICE, "dps-console")
     app.req_options.strip_url_path_trailing_slash = True
     install_error_pages(app, renderer, ctx.sessions, cookies)
+    app.add_error_handler(DatabaseUnavailable, _database_unavailable_page(renderer))
     liveness = Liveness()
     app.add_route("/healthz", liveness)
     app.add_route(ROOT + "/healthz", liveness)
@@ -60,3 +64,14 @@ def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
     add_routes(app, ctx, renderer, cookies)
     app.context = ctx
     return app
+
+
+def _database_unavailable_page(renderer: Renderer) -> Callable[..., None]:
+    """The console's database cannot be reached: a 503 page with Retry-After, never the 500 one."""
+
+    def page(req: falcon.Request, resp: falcon.Response, ex: DatabaseUnavailable, params: dict[str, Any]) -> None:
+        renderer.render(req, resp, "error.html", status=503, title="Try again in a moment",
+                        message="The console cannot reach its database at the moment. Try again in a moment.")
+        resp.set_header("Retry-After", str(ex.retry_after))
+
+    return page

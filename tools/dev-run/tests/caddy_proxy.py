@@ -29,7 +29,8 @@ class _Echo(BaseHTTPRequestHandler):
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
             while (size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)) > 0:
                 self.rfile.read(size + 2)
-            self.rfile.readline()
+            if not self.rfile.readline():
+                return  # the proxy gave up on a broken body: nothing to answer
         else:
             self.rfile.read(int(self.headers.get("content-length") or 0))
         body = json.dumps({"backend": self.server.name, "path": self.path,  # type: ignore[attr-defined]
@@ -46,12 +47,17 @@ class _Echo(BaseHTTPRequestHandler):
         pass
 
 
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a connection the proxy dropped (a broken body it gave up on): nothing to report
+
+
 @contextmanager
 def echo_upstreams() -> Iterator[dict[str, str]]:
     """An echoing upstream per Service of the ingress: its name -> host:port."""
     upstreams, servers = {}, []
     for name in BACKENDS:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+        server = _Quiet(("127.0.0.1", 0), _Echo)
         server.name = name  # type: ignore[attr-defined]
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)

@@ -21,8 +21,10 @@ from dps_testing.processes import free_port
 from dps_dev.proxy import BACKENDS, HEADER_SECONDS, IDLE_SECONDS, caddy_config, ingress_routes
 from dps_dev.proxy_answers import error_routes
 
-# the four broken framings: the shared three, and a body the client ends early (it closes its side)
-BROKEN = {**MALFORMED_CHUNKED_BODIES, "cut-short": b"10\r\n{}"}
+# four broken framings: the shared three and a chunk size past any length; and a body the client ends
+# early (it closes its side), whose answer may also be Caddy's empty 499 (it may see the closed side first)
+BROKEN = {**MALFORMED_CHUNKED_BODIES, "chunk-size-overflow": b"fffffffffffffffffffff\r\n{}\r\n0\r\n\r\n"}
+CUT_SHORT = b"10\r\n{}"
 DOWN = "dps-billing-connector"  # in the test's proxy, nothing listens where this one should
 
 
@@ -90,12 +92,22 @@ def _credentials() -> dict[str, str]:
 def test_a_broken_chunked_body_is_the_services_400_and_the_connection_closes(proxy, framing):
     address, _ = proxy
     answer = _send(address, _head("/external/v1/opportunities", {"x-api-key": "dps_x_y"}), BROKEN[framing],
-                   half_close=framing == "cut-short", until_closed=True)
+                   until_closed=True)
     status, headers, problem = _problem(answer)
     assert (status, problem["status"], problem["code"]) == (400, 400, "malformed_body"), answer
     assert problem["type"] == "https://errors.dealpricing.example/malformed_body"
     assert headers["connection"] == "close" and problem["requestId"] == headers["x-request-id"]
     assert answer.count(b"HTTP/1.1 ") == 1, "the rest of the broken body was read as another request"
+
+
+def test_a_body_the_client_ends_early_is_a_client_error(proxy):
+    address, _ = proxy
+    for _ in range(5):
+        answer = _send(address, _head("/external/v1/opportunities", {}), CUT_SHORT, half_close=True)
+        status = int(answer.split(b" ", 2)[1])
+        assert status in (400, 499), answer
+        if status == 400:
+            assert _problem(answer)[2]["code"] == "malformed_body"
 
 
 def test_a_service_that_does_not_listen_is_503_with_retry_after(proxy):
@@ -120,10 +132,10 @@ def test_no_credential_a_request_carried_reaches_the_proxys_log(proxy):
         f"/external/v1/billing-connection/callback?ticket={ticket}&state={state}&code={code}",
     ]
     for path in paths:
-        for framing, body in BROKEN.items():
+        for body in [*BROKEN.values(), CUT_SHORT]:
             credentials = _credentials()
             sent += list(credentials.values())
-            _send(address, _head(path, credentials), body, half_close=framing == "cut-short")
+            _send(address, _head(path, credentials), body, half_close=body == CUT_SHORT)
     credentials = _credentials()
     sent += list(credentials.values())
     status, _, _ = _problem(_send(address, _head(paths[2], credentials, "Content-Length: 2"), b"{}"))

@@ -18,8 +18,9 @@ patched ``select`` and waits through it instead of its C wait, so a query parks 
 worker; SQLAlchemy's pool, the key cache and prometheus-client lock with ``threading`` locks, which
 become gevent's; requests (the dispatcher's and the connector's calls to the api and the platform)
 and kombu use the patched sockets. Thread-local state would be per connection: the read connections
-of ``dps_common.db.Transactions`` are a bounded set for that reason. DB_POOL_SIZE (default 5, plus as
-many overflow) bounds each worker's concurrent queries; requests beyond it wait for a connection.
+of ``dps_common.db.Transactions`` come from the engine's pool for that reason. DATABASE_POOL_SIZE
+(default 5, kept between uses) and DATABASE_MAX_OVERFLOW (5 more while busy) bound each worker's
+concurrent queries; requests beyond them wait for a connection.
 
 Keep-alive from the ingress is honoured, and a response the app marks ``Connection: close`` closes it.
 Metrics add up every worker's (prometheus-client multiprocess mode, ``dps_common.edge.metrics``).

@@ -103,6 +103,19 @@ def child_exit(server: object, worker: object) -> None:
     metrics.worker_exited(getattr(worker, "pid"))
 
 
+def worker_int(worker: object) -> None:
+    """A worker's SIGINT or SIGQUIT (Ctrl-C reaches every process of the terminal's group, and the
+    master passes SIGQUIT on): gunicorn's gevent worker ends it with ``sys.exit`` in a greenlet of its
+    own 0.1 s later, often once the main greenlet has left its loop (``alive`` is already False) and
+    is running the interpreter's exit, where gevent prints that ``SystemExit`` as a traceback and cuts
+    the atexit hooks short (a subscriber's unbinding). Ending that greenlet here leaves the exit to
+    the main greenlet, which stops as on SIGTERM: no traceback, every hook run."""
+    import gevent
+
+    if gevent.getcurrent().parent is not None:  # in the greenlet gunicorn spawned (never the main one)
+        raise gevent.GreenletExit
+
+
 def on_exit(server: object) -> None:
     from dps_common.edge import metrics
 

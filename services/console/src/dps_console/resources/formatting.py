@@ -79,21 +79,20 @@ def delivery_progress(delivery: Mapping[str, Any], now: datetime) -> Markup:
             return Markup("Given up: the payload could not be delivered (over 1 MB). It is never retried.")
         return Markup("Given up after {}: it is never retried automatically. Retry it by hand.").format(
             counted(made, "attempt"))
-    if status == "FAILED":
-        said = Markup("Failed, retries remain: attempt {} of {} failed.").format(made, MAX_ATTEMPTS)
-        return said + " " + _next(next_at, made + 1, now)
+    if status == "FAILED":  # also while a retry is in flight: the claim already counts it as made
+        said = Markup("Failed, retries remain: {} of {} attempts made.").format(made, MAX_ATTEMPTS)
+        return said + " " + _next(next_at, now)
     if status == "PENDING":
         if not made:
             return Markup("Queued: the first attempt goes out shortly.")
-        return _next(next_at, made + 1, now)
+        return Markup("Attempt {} of {} is under way.").format(made, MAX_ATTEMPTS)
     return Markup("")
 
 
-def _next(next_at: object, attempt: int, now: datetime) -> Markup:
+def _next(next_at: object, now: datetime) -> Markup:
     if parse_time(next_at) is None:
-        return Markup("Attempt {} of {} is held while the endpoint is paused or disabled.").format(
-            attempt, MAX_ATTEMPTS)
-    return Markup("Attempt {} of {} goes at {}.").format(attempt, MAX_ATTEMPTS, moment_html(next_at, now))
+        return Markup("The next attempt is held while the endpoint is paused or disabled.")
+    return Markup("The next attempt goes at {}.").format(moment_html(next_at, now))
 
 
 def type_anchor(event_type: object) -> str:

@@ -3,7 +3,7 @@ production settings, two workers) on a database of its own, calling the real api
 suite's), the real webhook dispatcher (its app on a socket, with a delivery worker in a thread and a
 receiver that answers 200) and the real billing connector (its app on a socket, the platform
 stand-in, its ``CONSOLE_URL`` this console's address, so the connect flow comes back here). The
-sign-in mail goes to the suite's real SMTP server.
+sign-in mail is sent by the console's mail worker (its own process) to the suite's real SMTP server.
 
 Headless Chromium is the test plugin's (``chromium``: the system's, never one Playwright downloads;
 without it these tests skip, except under ``CI=true`` where that is a failure). ``page`` here is a
@@ -15,20 +15,24 @@ clipboard (the copy button). ``shot(page, name)`` saves a full-page screenshot t
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pytest
 import requests
 
 from dps_common import migrations
 from dps_common.crypto import new_key
 from dps_testing.browser import STEP_MS
-from dps_testing.processes import bound_listener, gunicorn
+from dps_testing.processes import bound_listener, gunicorn, stop
 from dps_testing.provisioning import Admin, Org
 from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.services import fresh_database
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[4]
 SHOTS = ROOT / ".run" / "screenshots" / "console"
 DATABASES: dict[str, str] = {}  # each service fixture names its database here, for the secret scan
 WITHIN_SECONDS = 2.0  # revocation, rotation and sign-out reach the api (and its key cache) by then
+MAIL_WITHIN_SECONDS = 20.0  # a queued sign-in mail is sent by then, on a loaded machine
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Console:
     origin: str  # https://127.0.0.1:<port>
     env: dict[str, str]
     log: Path
+    mail_worker: subprocess.Popen[bytes] | None = None  # ``dealpricing-console worker``
 
     @property
     def root(self) -> str:
@@ -206,9 +212,34 @@ def console(console_listener: Any, console_public_url: str, api_origin: str, api
         }
         log = tmp_path_factory.mktemp("console") / "console.log"
         with gunicorn("dps_console.wsgi:create()", {**os.environ, **env}, tls_files, log, workers=2,
-                      listener=console_listener) as origin:
+                      listener=console_listener) as origin, mail_worker({**os.environ, **env}, log.parent, mailbox) as worker:
             assert origin + "/console" == console_public_url
-            yield Console(origin, env, log)
+            yield Console(origin, env, log, worker)
+
+
+@contextmanager
+def mail_worker(env: dict[str, str], folder: Path, mailbox: Mailbox) -> Iterator[subprocess.Popen[bytes]]:
+    """``dealpricing-console worker``, as deployed beside the pages: it sends the sign-in mails they
+    queue. The mailbox then waits, before it is read, until the queue is empty (the mail of a
+    request that has returned is then in it)."""
+    command = [str(Path(sys.executable).with_name("dealpricing-console")), "worker"]
+    with open(folder / "mail-worker.log", "wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def settle() -> None:
+        deadline = time.monotonic() + MAIL_WITHIN_SECONDS
+        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as db:
+            while db.execute("SELECT count(*) FROM console_sign_in_requests").fetchone() != (0,):
+                assert process.poll() is None, "the mail worker stopped"
+                assert time.monotonic() < deadline, f"sign-in mails still queued after {MAIL_WITHIN_SECONDS} s"
+                time.sleep(0.05)
+
+    mailbox.settle = settle
+    try:
+        yield process
+    finally:
+        mailbox.settle = lambda: None
+        stop(process)
 
 
 def _new_context(chromium: Browser) -> BrowserContext:

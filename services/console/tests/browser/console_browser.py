@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING
 
 from console_helpers import Mailbox
@@ -60,8 +61,9 @@ def csrf_of(page: Page) -> str:
 
 def forge_post(page: Page, action: str, fields: dict[str, str]) -> Response:
     """A POST the page does not offer, sent by this browser as a form of the page would be (same
-    origin, the session's cookie and a valid CSRF token): what a person editing the page can do."""
-    fields = {**fields, "csrf": csrf_of(page)}
+    origin, the session's cookie, a valid CSRF token and a fresh one-time token): what a person
+    editing the page can do."""
+    fields = {"once": secrets.token_urlsafe(32), **fields, "csrf": csrf_of(page)}
     with page.expect_navigation() as landed:
         page.evaluate(
             """([action, fields]) => {

@@ -379,7 +379,7 @@ def test_with_database_url_amqp_url_and_redis_url_it_uses_those_servers_and_sigt
             banner = run.wait_ready()
             assert "PostgreSQL           DATABASE_URL's server" in banner
             assert "events               amqp://" in banner and "filesystem://" not in banner
-            assert "rate limits          shared through redis://" in banner
+            assert "rate limits          counted in redis://" in banner and "embedded" not in banner.split("rate limits")[1].splitlines()[0]
             deadline = time.monotonic() + 60
             while True:
                 with psycopg.connect(api_url) as db:

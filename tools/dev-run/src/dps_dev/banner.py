@@ -49,8 +49,9 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
         f" connector :{config.ports['BILLING_PORT']}, the console :{config.ports['CONSOLE_PORT']} (on {INTERNAL_HOST})",
         f"   PostgreSQL           {dbs.description} (databases per service)",
         f"   events               {_redacted(config.amqp_url)}",
-        "   rate limits          "
-        + (f"shared through {_redacted(config.redis_url)}" if config.redis_url else "per process (set REDIS_URL to share them)"),
+        f"   rate limits          counted in {_redacted(config.redis_url)}"
+        + (" (embedded, no persistence; REDIS_URL for another)" if config.redis_embedded else "")
+        + ", shared by every process, as deployed",
         "   webhooks             "
         + (
             "https, or plain http:// to a receiver on this machine (a loopback address: development only;"

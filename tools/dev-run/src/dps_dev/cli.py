@@ -17,6 +17,7 @@ from dps_api.seed import SeedError
 from dps_dev import mailbox, receiver
 from dps_dev.config import ConfigError, RunConfig
 from dps_dev.postgres import PostgresFailed
+from dps_dev.redis_server import RedisFailed
 from dps_dev.runner import run
 from dps_dev.signals import StopRequested, StopSignals
 from dps_dev.supervisor import StartFailed
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(RunConfig.from_env(), signals)
     except StopRequested:
         return 0
-    except (ConfigError, SettingsError, SeedError, PostgresFailed, StartFailed) as error:
+    except (ConfigError, SettingsError, SeedError, PostgresFailed, RedisFailed, StartFailed) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except OperationalError as error:

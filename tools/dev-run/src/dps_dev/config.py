@@ -58,12 +58,13 @@ class RunConfig:
     billing_database_url: str  # empty: a dps_billing database beside the api's
     console_database_url: str  # empty: a dps_console database beside the api's
     amqp_url: str  # kombu's file-system transport in .run/broker unless AMQP_URL is set
-    redis_url: str  # empty: each process limits rates on its own
+    redis_url: str  # REDIS_URL; empty until the runner starts its own (dps_dev.redis_server)
     environ: dict[str, str]
     # the billing platform: True when the environment gives a real app's settings (BILLING_APP), which
     # are used with its URLs (BILLING_URLS) and no stand-in is started; False: the stand-in
     real_billing_platform: bool = False
     metrics_ports: dict[str, int] = field(default_factory=dict)  # those of METRICS_PORTS that are set
+    redis_embedded: bool = False  # redis_url is the runner's own Redis
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "RunConfig":

@@ -8,64 +8,19 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import socket
 from pathlib import Path
 
 import pytest
 from caddy_proxy import echo_upstreams, running_caddy
+from raw_http import BROKEN, CUT_SHORT, fresh_credentials, raw_send, read_problem, request_head
 
 from dps_common.edge.reading import ReadTimeouts
-from dps_testing.edge_checks import MALFORMED_CHUNKED_BODIES
 from dps_testing.processes import free_port
 
 from dps_dev.proxy import BACKENDS, HEADER_SECONDS, IDLE_SECONDS, caddy_config, ingress_routes
 from dps_dev.proxy_answers import error_routes
 
-# four broken framings: the shared three and a chunk size past any length; and a body the client ends
-# early (it closes its side), whose answer may also be Caddy's empty 499 (it may see the closed side first)
-BROKEN = {**MALFORMED_CHUNKED_BODIES, "chunk-size-overflow": b"fffffffffffffffffffff\r\n{}\r\n0\r\n\r\n"}
-CUT_SHORT = b"10\r\n{}"
 DOWN = "dps-billing-connector"  # in the test's proxy, nothing listens where this one should
-
-
-def _send(address: str, head: bytes, body: bytes = b"", *, half_close: bool = False, until_closed: bool = False) -> bytes:
-    """The raw answer (its Content-Length read); with ``until_closed``, read on until the proxy closes
-    the connection: a marker says so if it has not within 10 s."""
-    host, port = address.split(":")
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(head + body)
-        if half_close:
-            sock.shutdown(socket.SHUT_WR)
-        answer = b""
-        while not _complete(answer) and (chunk := sock.recv(65536)):
-            answer += chunk
-        if until_closed:
-            sock.settimeout(10)
-            try:
-                while chunk := sock.recv(65536):
-                    answer += chunk
-            except TimeoutError:
-                answer += b"<the proxy kept the connection open>"
-        return answer
-
-
-def _complete(answer: bytes) -> bool:
-    head, found, body = answer.partition(b"\r\n\r\n")
-    length = re.search(rb"(?im)^content-length: *(\d+)", head)
-    return bool(found and length and len(body) >= int(length.group(1)))
-
-
-def _head(path: str, headers: dict[str, str], framing: str = "Transfer-Encoding: chunked") -> bytes:
-    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    return f"POST {path} HTTP/1.1\r\nHost: dps.localhost\r\nContent-Type: application/json\r\n{framing}\r\n{lines}\r\n".encode()
-
-
-def _problem(answer: bytes) -> tuple[int, dict[str, str], dict]:
-    head, _, body = answer.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
-    assert headers.get("content-type") == "application/problem+json", answer
-    return int(status_line.split()[1]), headers, json.loads(body)
 
 
 @pytest.fixture
@@ -76,24 +31,12 @@ def proxy(tmp_path):
             yield address, log_path
 
 
-def _credentials() -> dict[str, str]:
-    """Headers carrying a credential each, fresh values."""
-    return {
-        "x-api-key": f"dps_{secrets.token_urlsafe(9)}_{secrets.token_urlsafe(30)}",
-        "Authorization": f"Bearer {secrets.token_urlsafe(24)}",
-        "Cookie": f"dps_console_session={secrets.token_urlsafe(24)}; dps_console_csrf={secrets.token_hex(16)}",
-        "X-CSRF-Token": secrets.token_hex(16),
-        "webhook-signature": f"v1,{secrets.token_urlsafe(32)}",
-        "Stripe-Signature": f"t=1,v1={secrets.token_hex(32)}",
-    }
-
-
 @pytest.mark.parametrize("framing", list(BROKEN), ids=list(BROKEN))
 def test_a_broken_chunked_body_is_the_services_400_and_the_connection_closes(proxy, framing):
     address, _ = proxy
-    answer = _send(address, _head("/external/v1/opportunities", {"x-api-key": "dps_x_y"}), BROKEN[framing],
+    answer = raw_send(address, request_head("/external/v1/opportunities", {"x-api-key": "dps_x_y"}), BROKEN[framing],
                    until_closed=True)
-    status, headers, problem = _problem(answer)
+    status, headers, problem = read_problem(answer)
     assert (status, problem["status"], problem["code"]) == (400, 400, "malformed_body"), answer
     assert problem["type"] == "https://errors.dealpricing.example/malformed_body"
     assert headers["connection"] == "close" and problem["requestId"] == headers["x-request-id"]
@@ -103,16 +46,16 @@ def test_a_broken_chunked_body_is_the_services_400_and_the_connection_closes(pro
 def test_a_body_the_client_ends_early_is_a_client_error(proxy):
     address, _ = proxy
     for _ in range(5):
-        answer = _send(address, _head("/external/v1/opportunities", {}), CUT_SHORT, half_close=True)
+        answer = raw_send(address, request_head("/external/v1/opportunities", {}), CUT_SHORT, half_close=True)
         status = int(answer.split(b" ", 2)[1])
         assert status in (400, 499), answer
         if status == 400:
-            assert _problem(answer)[2]["code"] == "malformed_body"
+            assert read_problem(answer)[2]["code"] == "malformed_body"
 
 
 def test_a_service_that_does_not_listen_is_503_with_retry_after(proxy):
     address, _ = proxy
-    status, headers, problem = _problem(_send(address, _head("/external/v1/billing-connection", {}, "Content-Length: 2"),
+    status, headers, problem = read_problem(raw_send(address, request_head("/external/v1/billing-connection", {}, "Content-Length: 2"),
                                               b"{}"))
     assert (status, problem["code"], headers["retry-after"]) == (503, "service_unavailable", "1")
 
@@ -133,12 +76,12 @@ def test_no_credential_a_request_carried_reaches_the_proxys_log(proxy):
     ]
     for path in paths:
         for body in [*BROKEN.values(), CUT_SHORT]:
-            credentials = _credentials()
-            sent += list(credentials.values())
-            _send(address, _head(path, credentials), body, half_close=body == CUT_SHORT)
-    credentials = _credentials()
-    sent += list(credentials.values())
-    status, _, _ = _problem(_send(address, _head(paths[2], credentials, "Content-Length: 2"), b"{}"))
+            headers = fresh_credentials()
+            sent += list(headers.values())
+            raw_send(address, request_head(path, headers), body, half_close=body == CUT_SHORT)
+    headers = fresh_credentials()
+    sent += list(headers.values())
+    status, _, _ = read_problem(raw_send(address, request_head(paths[2], headers, "Content-Length: 2"), b"{}"))
     assert status == 503
     lines = log_path.read_text().splitlines()
     assert any('"status":503' in line and "/billing-connection/callback?(query not logged)" in line

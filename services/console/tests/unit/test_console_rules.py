@@ -73,6 +73,7 @@ def test_cross_site_posts_are_told_by_origin_and_fetch_metadata(origin, fetch_si
 def test_derived_keys_differ_by_use_and_by_secret():
     keys = ConsoleKeys.from_secret(b"s" * 32)
     assert keys.csrf != keys.credentials and len(keys.credentials) == 32
+    assert len({keys.csrf, keys.credentials, keys.shown_once}) == 3
     assert ConsoleKeys.from_secret(b"s" * 32) == keys
     assert ConsoleKeys.from_secret(b"t" * 32).csrf != keys.csrf
 
@@ -116,6 +117,21 @@ def test_who_sees_which_sections_and_which_roles_a_key_may_have():
     assert _person("view only", access=True).roles_offered() == ("view only",)
     person = _person("user", access=True)
     assert Person.from_json(person.to_json()) == person
+
+
+@pytest.mark.parametrize(("role", "access", "may"), [
+    ("admin", False, {"keys", "team", "webhooks", "billing", "pushes"}),
+    ("user", True, {"keys", "pushes"}),
+    ("user", False, set()),
+    ("view only", False, set()),
+    ("view only", True, set()),  # view only has no API-key rights, even if access was granted once
+])
+def test_each_role_may_use_only_its_parts_and_is_told_whom_to_ask(role, access, may):
+    person = _person(role, access=access)
+    parts = {"keys", "team", "webhooks", "billing", "pushes"}
+    assert {part for part in parts if person.may_use(part)} == may
+    for part in parts - may:
+        assert "Ask an administrator" in person.refusal(part) and role in person.refusal(part)
 
 
 def test_problem_details_become_messages_next_to_their_fields():

@@ -87,8 +87,3 @@ class Person:
             shown.append(PUSHES)
         return tuple(shown)
 
-
-def may_get_key_access(role: str) -> bool:
-    """Whom an admin may grant API-key access: people with the user role (admins have it anyway;
-    view only has no API-key rights)."""
-    return role == "user"

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from sqlalchemy.engine import Engine
 
-from dps_common import logs
+from dps_common import logs, runtime_metrics
 from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.bootstrap_settings import IntrospectingServiceSettings, ServiceSettings
@@ -25,6 +25,7 @@ def start_process(read_settings: Callable[[], SettingsT], service: str, process:
     problem), then its logs, at their LOG_LEVEL, naming the service and the process."""
     settings = read_settings()
     logs.configure(settings.log_level, service=service, process=process)
+    runtime_metrics.install(service)  # dps_build_info on a worker's /metrics
     return settings
 
 

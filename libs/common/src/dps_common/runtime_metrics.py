@@ -181,9 +181,12 @@ class ScrapeGauges(Collector):
         return families
 
 
-def install(service: str, distribution: str) -> None:
-    """A service process's runtime metrics: build info and (multiprocess mode) GC counts."""
-    set_build_info(service, distribution)
+def install(service: str, distribution: str | None = None) -> None:
+    """A service process's runtime metrics: build info and (multiprocess mode) GC counts. Every
+    process of a service calls it (the apps, the workers, the relays: ``dps_build_info`` is declared
+    in each, and a label set never given emits no sample); ``distribution`` is the service's own,
+    ``dps-<service>`` unless named."""
+    set_build_info(service, distribution or f"dps-{service}")
     count_gc()
 
 

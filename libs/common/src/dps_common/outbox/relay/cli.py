@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 
-from dps_common import logs
+from dps_common import logs, runtime_metrics
 from dps_common.db import Transactions, make_engine
 from dps_common.messaging import redacted
 from dps_common.outbox.relay.relay import OutboxRelay, log
@@ -23,6 +23,7 @@ def main() -> int:
         print(exc, file=sys.stderr)
         return 2
     logs.configure(settings.log_level, service=settings.service, process="outbox-relay")
+    runtime_metrics.install(settings.service)  # dps_build_info on its /metrics
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         # setting an Event in a handler is safe here: the main thread waits with timeouts, never on it

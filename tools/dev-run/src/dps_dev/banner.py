@@ -49,9 +49,7 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
         f" connector :{config.ports['BILLING_PORT']}, the console :{config.ports['CONSOLE_PORT']} (on {INTERNAL_HOST})",
         f"   PostgreSQL           {dbs.description} (databases per service)",
         f"   events               {_redacted(config.amqp_url)}",
-        f"   rate limits          counted in {_redacted(config.redis_url)}"
-        + (" (embedded, no persistence; REDIS_URL for another)" if config.redis_embedded else "")
-        + ", shared by every process, as deployed",
+        _rate_limits_line(config),
         "   webhooks             "
         + (
             "https, or plain http:// to a receiver on this machine (a loopback address: development only;"
@@ -68,6 +66,13 @@ def banner(config: RunConfig, demo: DemoSeed, dbs: Databases, sign_in: ConsoleSi
         RULE,
     ]
     return "\n" + "\n".join(lines) + "\n"
+
+
+def _rate_limits_line(config: RunConfig) -> str:
+    if config.redis_url.startswith("memory://"):  # REDIS_URL=memory:// asks for it
+        return "   rate limits          counted per process (memory://): each process and worker has its own budget"
+    embedded = " (embedded, no persistence; REDIS_URL for another)" if config.redis_embedded else ""
+    return f"   rate limits          counted in {_redacted(config.redis_url)}{embedded}, shared by every process, as deployed"
 
 
 def _billing_platform_line(config: RunConfig) -> str:

@@ -224,6 +224,11 @@ def _redirect(browser: urllib.request.OpenerDirector, request: urllib.request.Re
     return urllib.parse.urljoin(request if isinstance(request, str) else request.full_url, answer.value.headers["location"])
 
 
+def _form_once(page: str) -> str:
+    """The form's one-time token (the console does each form's action once)."""
+    return re.search(r'<input type="hidden" name="once" value="([^"]+)">', page).group(1)
+
+
 def _form_token(page: str) -> str:
     return re.search(r'<input type="hidden" name="csrf" value="([0-9a-f]+)">', page).group(1)
 
@@ -263,9 +268,10 @@ def test_the_banner_link_signs_the_demo_admin_in_to_the_console(first_start):
             assert page.status == 200, path
     # Connect: the connector's flow (CONSOLE_URL is the console's) ends back on the console's page
     with browser.open(console + "/billing", timeout=30) as page:
-        connect = urllib.request.Request(console + "/billing/connect", method="POST",
-                                         data=urllib.parse.urlencode({"csrf": _form_token(page.read().decode())}).encode())
-    with browser.open(connect, timeout=30) as onwards:  # a page with the link to the connector's start URL
+        form = page.read().decode()
+        connect = urllib.request.Request(console + "/billing/connect", method="POST", data=urllib.parse.urlencode(
+            {"csrf": _form_token(form), "once": _form_once(form)}).encode())
+    with browser.open(_redirect(browser, connect), timeout=30) as onwards:  # the link to the connector's start URL
         start = html.unescape(re.search(r'href="([^"]+)">Continue to the billing platform<', onwards.read().decode()).group(1))
     install = _redirect(browser, start)  # the stand-in's install page (the start URL's cookie is set)
     page_url, query = install.split("?", 1)

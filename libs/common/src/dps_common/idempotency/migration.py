@@ -1,5 +1,13 @@
-"""The idempotency table in a service's Alembic migrations: ``create_idempotency_keys(op)`` in the
-migration that adds it, ``drop_idempotency_keys(op)`` in its downgrade.
+"""The idempotency table in a service's Alembic migrations, written once for every service that keeps
+it (the api, the dispatcher, the connector): a service's revision names its ids and takes its
+``upgrade`` and ``downgrade`` from here, e.g.::
+
+    from dps_common.idempotency.migration import drop_table as downgrade, add_table as upgrade
+
+``add_table``/``drop_table`` for the revision that adds the table, ``scope_by_client``/
+``unscope_by_client`` for the one that scopes its keys by client. ``create_idempotency_keys(op)`` and
+the other helpers taking ``op`` run the same statements on any ``Operations`` (the shared table's own
+tests).
 
 The statements are written out here, not derived from ``idempotency_table``, so a migration that
 calls them creates what it created when it was written; each service's migration checks compare the
@@ -8,6 +16,7 @@ result with its models (which use ``idempotency_table``)."""
 from __future__ import annotations
 
 import sqlalchemy as sa
+from alembic import op as alembic_op
 from sqlalchemy.dialects import postgresql
 
 from dps_common.idempotency.table import TABLE_NAME
@@ -67,3 +76,22 @@ def scope_idempotency_keys_by_client(op: MigrationOps) -> None:
 def unscope_idempotency_keys_by_client(op: MigrationOps) -> None:
     for statement in _UNSCOPE_BY_CLIENT:
         op.execute(statement)
+
+
+# --- the revisions' bodies (Alembic calls them without arguments, within the running migration) ---
+
+
+def add_table() -> None:
+    create_idempotency_keys(alembic_op)
+
+
+def drop_table() -> None:
+    drop_idempotency_keys(alembic_op)
+
+
+def scope_by_client() -> None:
+    scope_idempotency_keys_by_client(alembic_op)
+
+
+def unscope_by_client() -> None:
+    unscope_idempotency_keys_by_client(alembic_op)

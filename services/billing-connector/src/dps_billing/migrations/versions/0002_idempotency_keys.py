@@ -1,22 +1,16 @@
 """idempotency keys: the answers of POSTs sent with an Idempotency-Key, kept 24 hours for replay
+(the revision every service keeps, written once: dps_common.idempotency.migration)
 
 Revision ID: 0002_idempotency_keys
 Revises: 0001_billing
 """
 
-from alembic import op
-
-from dps_common.idempotency.migration import create_idempotency_keys, drop_idempotency_keys
+from dps_common.idempotency.migration import add_table as upgrade
+from dps_common.idempotency.migration import drop_table as downgrade
 
 revision = "0002_idempotency_keys"
 down_revision = "0001_billing"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    create_idempotency_keys(op)
-
-
-def downgrade() -> None:
-    drop_idempotency_keys(op)
+__all__ = ["downgrade", "upgrade"]

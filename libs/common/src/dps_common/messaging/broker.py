@@ -3,10 +3,16 @@
 Every service publishes its domain events to one durable topic exchange (``dps.events`` unless
 ``EVENTS_EXCHANGE`` says otherwise) with the event type as routing key, so a consumer binds the
 types it wants (``quote.*``) or everything (``#``).
+
+``AMQP_URL`` names one node, or a cluster's nodes separated by ``;``
+(``amqp://u:p@rabbit-0:5672/dps;amqp://u:p@rabbit-1:5672/dps;...``): kombu's failover tries them in
+turn when it connects. Each connection starts at a random node of the list, so a service's processes
+spread over the cluster, and a lost node's clients reconnect to the next one.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,8 +41,11 @@ def connect(url: str) -> Connection:
     channel in confirm mode and waits once per batch, not per message."""
     if url.startswith("filesystem:"):
         return Connection(transport=filesystem.Transport, transport_options=filesystem_options(url))
+    nodes = node_urls(url)
+    first = random.randrange(len(nodes))  # not a secret: where this connection starts in the list
     return Connection(
-        url,
+        nodes[0] if len(nodes) == 1 else nodes[first:] + nodes[:first],
+        failover_strategy="round-robin",  # each node once before any twice: one lost node costs one try
         heartbeat=HEARTBEAT_SECONDS,
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         transport_options={
@@ -44,6 +53,14 @@ def connect(url: str) -> Connection:
             "write_timeout": SOCKET_TIMEOUT_SECONDS,
         },
     )
+
+
+def node_urls(url: str) -> list[str]:
+    """The node URLs of ``url`` (one, or several separated by ``;``), in the order given."""
+    nodes = [part.strip() for part in url.split(";") if part.strip()]
+    if not nodes:
+        raise ValueError("AMQP_URL names no broker node")
+    return nodes
 
 
 def filesystem_options(url: str) -> dict[str, Any]:
@@ -73,7 +90,9 @@ def broker_errors(connection: Connection) -> tuple[type[BaseException], ...]:
 
 
 def redacted(url: str) -> str:
-    """``url`` without its password, for logs."""
+    """``url`` (each of its nodes' URLs) without its password, for logs."""
+    if ";" in url:
+        return ";".join(redacted(node) for node in node_urls(url))
     parts = urlsplit(url)
     if parts.password is None:
         return url

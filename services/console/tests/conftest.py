@@ -8,18 +8,15 @@ as in production."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 from dps_common.crypto import new_key
-from dps_testing.processes import gunicorn, write_tls_files
+from dps_testing.processes import write_tls_files
 from dps_testing.provisioning import Admin, Org
 from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.real_api import api_database, api_server
 from dps_testing.service import ServiceUnderTest
 from dps_testing.services import fresh_database
 
@@ -34,7 +31,6 @@ CURSOR_SECRET = "console-test-cursor-0123456789abcdef0123456789"
 INTERNAL_TOKEN = "console-test-internal-token-0123456789abcdef"
 CONSOLE_TOKEN = "console-test-console-token-0123456789abcdef"
 PUBLIC_URL = "http://console.test/console"
-ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
 
 
 @pytest.fixture(scope="session")
@@ -49,26 +45,17 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def api_env() -> Iterator[dict[str, str]]:
-    with fresh_database("dps_console_api") as url:
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "API_KEY_PEPPER": PEPPER,
-            "CURSOR_SECRET": CURSOR_SECRET,
-            "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
-            "CONSOLE_API_TOKEN": CONSOLE_TOKEN,
-            "KEY_CACHE_TTL_SECONDS": "1",
-            "LOG_LEVEL": "WARNING",
-            **UNTHROTTLED,
-        }
-        subprocess.run([ADMIN_CLI, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    with api_database(
+        "dps_console_api", API_KEY_PEPPER=PEPPER, CURSOR_SECRET=CURSOR_SECRET, INTERNAL_API_TOKEN=INTERNAL_TOKEN,
+        CONSOLE_API_TOKEN=CONSOLE_TOKEN, **UNTHROTTLED,
+    ) as env:
         yield env
 
 
 @pytest.fixture(scope="session")
 def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("api") / "api.log"
-    with gunicorn("dps_api.wsgi:create()", api_env, tls_files, log, workers=1) as origin:
+    with api_server(api_env, tls_files, log) as origin:
         yield origin
 
 

@@ -14,11 +14,7 @@ The dispatcher imports no api code: the api is a process (or its contract) here,
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +23,8 @@ from dps_testing.fake_api import FakeApi
 from dps_testing.processes import write_tls_files
 from dps_testing.provisioning import Admin, Org
 from dps_testing.rate_limits import UNTHROTTLED
+from dps_testing.real_api import api_database
 from dps_testing.service import ServiceUnderTest
-from dps_testing.services import fresh_database
 
 from dps_webhooks.app import create_app
 from dps_webhooks.db import models  # noqa: F401  (every table on the metadata)
@@ -38,7 +34,6 @@ from dps_webhooks.settings import Settings
 PEPPER = "webhooks-test-pepper-0123456789abcdef0123456789"
 CURSOR_SECRET = "webhooks-test-cursor-0123456789abcdef0123456789"
 INTERNAL_TOKEN = "webhooks-test-internal-token-0123456789abcdef"
-ADMIN_CLI = str(Path(sys.executable).with_name("dealpricing-admin"))
 
 
 @pytest.fixture(scope="session")
@@ -49,17 +44,7 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def api_env() -> Iterator[dict[str, str]]:
     """The api's environment, on its own freshly migrated database."""
-    with fresh_database("dps_wh_api") as url:
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "API_KEY_PEPPER": PEPPER,
-            "CURSOR_SECRET": CURSOR_SECRET,
-            "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
-            "KEY_CACHE_TTL_SECONDS": "1",
-            "LOG_LEVEL": "WARNING",
-        }
-        subprocess.run([ADMIN_CLI, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    with api_database("dps_wh_api", API_KEY_PEPPER=PEPPER, CURSOR_SECRET=CURSOR_SECRET, INTERNAL_API_TOKEN=INTERNAL_TOKEN) as env:
         yield env
 
 

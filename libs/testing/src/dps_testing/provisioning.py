@@ -1,10 +1,12 @@
 """Organizations, users and keys made the way an operator makes them, for the black-box suites:
 the ``dealpricing-admin`` command line against the same database and pepper as the server.
 
-Its ``main`` runs in the test process, with the server's environment and its own output: a suite
-makes some 200 of these, and a fresh interpreter for each (over a second of imports) was the
-largest part of the contract suite's time. The installed script itself is run by ``make run``'s
-tests and the suites that migrate with it."""
+The command is the api's public one, the ``dealpricing-admin`` console script: found through its
+entry point (``importlib.metadata``), never the module it lives in, and called in the test process
+as the script calls it, with the server's environment and its own output (``environ``, ``stdout``,
+``stderr``): a suite makes some 200 of these, and a fresh interpreter for each (over a second of
+imports) was the largest part of the contract suite's time. The installed script itself is run by
+``make run``'s tests."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
 from typing import Any
 
 from dps_testing.issued_secrets import API_KEY, IssuedSecrets
@@ -49,6 +53,18 @@ class Org:
 
 
 ROLE_LABELS = {"admin": "admin", "user": "user", "view only": "viewer"}
+COMMAND = "dealpricing-admin"
+
+
+@cache
+def admin_command() -> Callable[..., int]:
+    """What the ``dealpricing-admin`` script runs: ``(argv, *, environ, stdout, stderr) -> exit code``."""
+    found = entry_points(group="console_scripts", name=COMMAND)
+    if not found:
+        raise LookupError(f"no {COMMAND} console script is installed (the api's distribution, dps-api)")
+    (script,) = found
+    command: Callable[..., int] = script.load()
+    return command
 
 
 class Admin:
@@ -60,11 +76,14 @@ class Admin:
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``dealpricing-admin *args``: its exit code and what it printed."""
-        from dps_api.cli import main as admin_main  # the api's: installed wherever its black-box suites run
-
         out, err = io.StringIO(), io.StringIO()
-        code = admin_main(list(args), environ=self._env, stdout=out, stderr=err)
-        return subprocess.CompletedProcess(["dealpricing-admin", *args], code, out.getvalue(), err.getvalue())
+        code = admin_command()(list(args), environ=self._env, stdout=out, stderr=err)
+        return subprocess.CompletedProcess([COMMAND, *args], code, out.getvalue(), err.getvalue())
+
+    def migrate(self) -> None:
+        """``dealpricing-admin migrate``: the api's database to head."""
+        done = self.run("migrate")
+        assert done.returncode == 0, f"{COMMAND} migrate -> {done.returncode}: {done.stderr}"
 
     def json(self, *args: str) -> dict[str, Any]:
         done = self.run(*args, "--json")

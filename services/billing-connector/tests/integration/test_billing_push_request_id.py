@@ -5,9 +5,6 @@ of the ``billing.quote_pushed`` event it records (the relay publishes it as ``X-
 
 from __future__ import annotations
 
-import json
-import logging
-import threading
 from collections.abc import Iterator
 from uuid import UUID, uuid4
 
@@ -16,43 +13,16 @@ import requests
 from sqlalchemy import text
 
 from dps_common.db import Transactions
-from dps_common.logs import JsonLineFormatter
+from dps_testing.json_logs import JsonLines, json_lines
 
 from billing_helpers import connect, line, quote
 from push_helpers import wait_for, worker_thread
 
 
-class JsonLines(logging.Handler):
-    """The lines as the process would write them, formatted on the thread that logs (where the bound
-    request id is), not later on the test's."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.setFormatter(JsonLineFormatter())
-        self.lines: list[dict] = []
-        self._lines_lock = threading.Lock()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        line = json.loads(self.format(record))
-        with self._lines_lock:
-            self.lines.append(line)
-
-    def about(self, push_id: str) -> list[dict]:
-        with self._lines_lock:
-            return [line for line in self.lines if line.get("pushId") == push_id]
-
-
 @pytest.fixture
 def worker_lines() -> Iterator[JsonLines]:
-    logger = logging.getLogger("dps.billing.worker")
-    handler, level = JsonLines(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    with json_lines("dps.billing.worker") as lines:
+        yield lines
 
 
 @pytest.fixture
@@ -82,7 +52,7 @@ def test_the_worker_carries_the_request_id_that_queued_the_push(
     with worker_thread(settings):
         done = wait_for(served, org.user.key, snapshot.id, push_id)
     assert done["status"] == "succeeded", done
-    lines = worker_lines.about(push_id)
+    lines = worker_lines.about(pushId=push_id)
     messages = [entry["message"] for entry in lines]
     assert "push claimed" in messages and "billing push succeeded" in messages, messages
     assert all(entry.get("requestId") == traced for entry in lines), lines

@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 
 from dps_common.events.envelope import envelope
 from dps_testing.broker import PrivateBroker, private_broker
-from dps_testing.services import fresh_database
+from dps_testing.real_api import api_database as migrated_api_database
 from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.db.models import WebhookDelivery
@@ -42,10 +42,8 @@ WAIT_SECONDS = 120
 
 @pytest.fixture(scope="module")
 def api_database() -> Iterator[str]:
-    with fresh_database("dps_wh_e2e_api") as url:
-        env = {**os.environ, "DATABASE_URL": url}
-        subprocess.run([str(BIN / "dealpricing-admin"), "migrate"], env=env, check=True, capture_output=True, timeout=120)
-        yield url
+    with migrated_api_database("dps_wh_e2e_api") as env:
+        yield env["DATABASE_URL"]
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ from dps_common.errors import Unauthorized
 from dps_common.messaging import EventPublisher
 from dps_common.outbox.table import OUTBOX
 from dps_testing.broker import publish_one
-from dps_testing.processes import gunicorn
 from dps_testing.provisioning import Admin, Member, Org
+from dps_testing.real_api import api_server
 from dps_testing.services import fresh_vhost
 from dps_testing.transactions import committed
 
@@ -42,7 +42,7 @@ def slow_api(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factor
     env = {**api_env, "KEY_CACHE_TTL_SECONDS": "600"}
     env.pop("AMQP_URL", None)
     log = tmp_path_factory.mktemp("slow-api") / "api.log"
-    with gunicorn("dps_api.wsgi:create()", env, tls_files, log, workers=1) as origin:
+    with api_server(env, tls_files, log) as origin:
         yield origin
 
 

@@ -14,6 +14,7 @@ import requests
 from dps_testing.connection_kills import Load, during, ended_connections
 from dps_testing.processes import gunicorn
 from dps_testing.provisioning import Org
+from dps_testing.real_api import api_server
 
 API = "/external/v1"
 APPLICATION_NAME = "dps-webhooks-http"  # the dispatcher's HTTP workers' connections (dps_webhooks.app)
@@ -23,8 +24,7 @@ KILLS, KILL_SECONDS = 3, 3.0
 @pytest.fixture(scope="module")
 def api_origin(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("lost-conn-api") / "api.log"
-    with gunicorn("dps_api.wsgi:create()", {**api_env, "KEY_CACHE_TTL_SECONDS": "60"}, tls_files, log,
-                  workers=1) as origin:
+    with api_server({**api_env, "KEY_CACHE_TTL_SECONDS": "60"}, tls_files, log) as origin:
         yield origin
 
 

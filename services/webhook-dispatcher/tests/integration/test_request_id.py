@@ -12,8 +12,8 @@ from uuid import uuid4
 import falcon.testing
 import pytest
 
-from dps_testing.processes import gunicorn
 from dps_testing.provisioning import Org
+from dps_testing.real_api import api_server
 
 from dps_webhooks.app import create_app
 from dps_webhooks.settings import Settings
@@ -25,7 +25,7 @@ WAIT_SECONDS = 30
 def logged_api(api_env: dict[str, str], tls_files: dict[str, str], tmp_path_factory) -> Iterator[tuple[str, Path]]:
     """The api with a log file of this module's own, at INFO (its access lines)."""
     log = tmp_path_factory.mktemp("request-id-api") / "api.log"
-    with gunicorn("dps_api.wsgi:create()", {**api_env, "LOG_LEVEL": "INFO"}, tls_files, log, workers=1) as origin:
+    with api_server({**api_env, "LOG_LEVEL": "INFO"}, tls_files, log) as origin:
         yield origin, log
 
 

@@ -2,7 +2,7 @@
 services, on the demo data (issue 16).
 
 Fresh databases on DATABASE_URL's server; the api seeded with ``make run``'s demo organization
-(``dps_api.seed``); the api, the webhook dispatcher, the billing connector (the platform stand-in
+(``dps_api.cli.seed``); the api, the webhook dispatcher, the billing connector (the platform stand-in
 behind it) and the console each under gunicorn with the production settings over TLS (one worker
 each: a shared machine), every service logging its JSON ``request`` lines (``durationMs``). The demo
 admin signs in (a real SMTP server receives the link), adds a webhook endpoint, sends a test event
@@ -109,8 +109,8 @@ def main() -> int:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "services" / "console" / "tests"))
-    from dps_api.seed import seed_and_issue_admin_key
-    from dps_api.seed.data import USERS
+    from dps_api.cli.seed import seed_and_issue_admin_key
+    from dps_api.cli.seed.data import USERS
     from dps_api.settings import Settings as ApiSettings
     from dps_billing_stand_in.server import BillingStandIn
 

@@ -2,7 +2,7 @@
 tell them apart, so the mail goes out from the console's queue, never within the request.
 
 Fresh databases on DATABASE_URL's server; the api seeded with ``make run``'s demo organization
-(``dps_api.seed``) under gunicorn over TLS (one worker); the console under gunicorn over TLS (one
+(``dps_api.cli.seed``) under gunicorn over TLS (one worker); the console under gunicorn over TLS (one
 worker, the production settings) with its mail worker (``dealpricing-console worker``, unless
 ``--no-worker``: for a console that mails within the request) and a real SMTP server (aiosmtpd, the
 console suite's). The dispatcher and the connector are not needed by sign-in: their URLs lead nowhere.
@@ -69,8 +69,8 @@ def main() -> int:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "services" / "console" / "tests"))
-    from dps_api.seed import seed_and_issue_admin_key
-    from dps_api.seed.data import USERS
+    from dps_api.cli.seed import seed_and_issue_admin_key
+    from dps_api.cli.seed.data import USERS
     from dps_api.settings import Settings as ApiSettings
 
     from console_helpers import start_mailbox  # the suite's real SMTP server (aiosmtpd)

@@ -10,7 +10,7 @@ import pytest
 from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.service import ServiceUnderTest
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.db import models  # noqa: F401  (every table on the metadata)
 from dps_api.db.base import Base
 from dps_api.services.identity import IdentityService
@@ -24,7 +24,7 @@ CURSOR_SECRET = "test-cursor-secret-0123456789abcdef0123456789"
 
 @pytest.fixture(scope="session")
 def dps_service() -> ServiceUnderTest[Settings]:
-    return ServiceUnderTest(package="dps_api", metadata=Base.metadata, create_app=create_app)
+    return ServiceUnderTest(package="dps_api", metadata=Base.metadata, create_app=build_http)
 
 
 @pytest.fixture(scope="module")

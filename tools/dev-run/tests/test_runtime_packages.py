@@ -200,7 +200,7 @@ def falcon_test_modules(path: Path) -> set[str]:
 
 def test_no_runtime_module_imports_falcons_test_client():
     """falcon is a runtime dependency, its test client is not runtime machinery: the demo seed of
-    ``make run`` calls the api over HTTP (``dps_api.seed.client``)."""
+    ``make run`` calls the api over HTTP (``dps_api.cli.seed.client``)."""
     used = {str(path.relative_to(REPO)): falcon_test_modules(path) for path in runtime_sources()}
     assert not {where: modules for where, modules in used.items() if modules}
 

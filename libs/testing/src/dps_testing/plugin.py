@@ -9,14 +9,14 @@ suite run with this venv has it, wherever pytest starts; a service's ``conftest.
 A service's ``tests/conftest.py`` provides what is its own, two fixtures (a suite without them that
 asks for ``app`` or ``database_url`` fails with a pointer here)::
 
-    from dps_api.app import create_app
+    from dps_api.composition import build_http
     from dps_api.db import models  # noqa: F401  (every table on the metadata)
     from dps_api.db.base import Base
     from dps_api.settings import Settings
 
     @pytest.fixture(scope="session")
     def dps_service() -> ServiceUnderTest[Settings]:
-        return ServiceUnderTest(package="dps_api", metadata=Base.metadata, create_app=create_app)
+        return ServiceUnderTest(package="dps_api", metadata=Base.metadata, create_app=build_http)
 
     @pytest.fixture(scope="module")
     def settings(database_url: str) -> Settings:

@@ -1,4 +1,4 @@
-"""Approval configuration through create_app: approval groups, rules and rule groups; the spec's role
+"""Approval configuration through build_http: approval groups, rules and rule groups; the spec's role
 table, validation naming the field, organization scoping, paging and events."""
 
 from __future__ import annotations

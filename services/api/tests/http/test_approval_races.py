@@ -12,7 +12,7 @@ import pytest
 from dps_common.db import Transactions, make_engine
 from dps_testing.services import fresh_database
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.db.migrate import upgrade
 from dps_api.services.identity import IdentityService
 from dps_api.settings import Settings
@@ -41,7 +41,7 @@ def committing_client():
         secrets = {"API_KEY_PEPPER": "race-pepper-" + "0" * 32, "CURSOR_SECRET": "race-cursor-" + "1" * 32}
         settings = Settings.from_env({"DATABASE_URL": url, **secrets})
         tx = Transactions.for_engine(make_engine(url))
-        app = create_app(settings, tx=tx)
+        app = build_http(settings, tx=tx)
         ctx = app.context
         identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
         yield falcon.testing.TestClient(app), make_org(identity, "Race Corp")

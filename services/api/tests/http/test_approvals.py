@@ -1,4 +1,4 @@
-"""Approval requests through create_app: submit, recall, approve, reject, the approval chain, who may
+"""Approval requests through build_http: submit, recall, approve, reject, the approval chain, who may
 decide, organization scoping and events. The list is in test_approval_list.py, races in
 test_approval_races.py."""
 

@@ -1,4 +1,4 @@
-"""Authentication and scopes through create_app: the spec's 401 messages and 403 naming the scope."""
+"""Authentication and scopes through build_http: the spec's 401 messages and 403 naming the scope."""
 
 from dps_common.auth.authenticator import INVALID_KEY, MISSING_KEY
 

@@ -12,7 +12,7 @@ import pytest
 
 from dps_common.auth.authenticator import INVALID_KEY
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.services.console_credentials import ConsoleCredentialService
 
 from api_orgs import API, BEARER, INTERNAL, TOKEN, key_id_of, key_row_id, sign_in
@@ -137,7 +137,7 @@ def test_an_api_key_is_not_a_service_token(client, org):
 
 
 def test_not_served_without_a_configured_token_nor_documented(settings, tx, org):
-    plain = falcon.testing.TestClient(create_app(dataclasses.replace(settings, console_api_token=""), tx=tx))
+    plain = falcon.testing.TestClient(build_http(dataclasses.replace(settings, console_api_token=""), tx=tx))
     assert plain.simulate_post(CANDIDATES, json={"email": "x"}, headers=BEARER).status_code == 404
     assert plain.simulate_post(CREDENTIALS, json={}, headers=BEARER).status_code == 404
     assert plain.simulate_delete(f"{CREDENTIALS}/x", headers=BEARER).status_code == 404

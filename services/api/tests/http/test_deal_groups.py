@@ -1,4 +1,4 @@
-"""``/deal-groups`` through create_app: the bounded lookup, roles, validation, scoping, events."""
+"""``/deal-groups`` through build_http: the bounded lookup, roles, validation, scoping, events."""
 
 from __future__ import annotations
 

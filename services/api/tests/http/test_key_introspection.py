@@ -9,9 +9,10 @@ import pytest
 
 from dps_common.auth.introspection import expiry_from_json, principal_from_json
 from dps_common.auth.scopes import Scope
+from dps_common.clock import utc_now
 
-from dps_api.app import create_app, utc_now
-from dps_api.routes import RESOURCE_MODULES
+from dps_api.composition import build_http
+from dps_api.resources.routes import RESOURCE_MODULES
 from dps_api.services.console_credentials import ConsoleCredentialService
 from dps_api.services.identity import IdentityService
 
@@ -22,7 +23,7 @@ BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture
 def client(settings, tx):
-    return falcon.testing.TestClient(create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
+    return falcon.testing.TestClient(build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
 
 
 def test_an_active_key_resolves_to_its_principal(client, org):
@@ -62,7 +63,7 @@ def test_a_body_without_a_key_is_a_400(client):
 
 
 def test_not_served_without_a_configured_token_nor_documented(settings, tx):
-    plain = falcon.testing.TestClient(create_app(settings, tx=tx))
+    plain = falcon.testing.TestClient(build_http(settings, tx=tx))
     assert plain.simulate_post(URL, json={"key": "x"}).status_code == 404
     assert not any("internal" in path for path in plain.simulate_get("/external/v1/openapi.json").json["paths"])
 

@@ -1,4 +1,4 @@
-"""``/opportunities`` through create_app: roles, validation, organization scoping, paging, events."""
+"""``/opportunities`` through build_http: roles, validation, organization scoping, paging, events."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``/pricebooks`` through create_app: roles, versions, validation, scoping, paging, events."""
+"""``/pricebooks`` through build_http: roles, versions, validation, scoping, paging, events."""
 
 from __future__ import annotations
 

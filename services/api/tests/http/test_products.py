@@ -1,4 +1,4 @@
-"""``/products`` through create_app: visibility per role, versions, validation, scoping, paging, events."""
+"""``/products`` through build_http: visibility per role, versions, validation, scoping, paging, events."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import falcon.testing
 import pytest
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.domain.vocabulary import BillingFrequency, PriceFrequency, PriceModel, QuoteStatus
 
 from quote_helpers import API, QUOTES, create_quote, product, quote_body
@@ -29,7 +29,7 @@ def url(organization_id, quote_id) -> str:
 
 @pytest.fixture
 def client(settings, tx):
-    return falcon.testing.TestClient(create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
+    return falcon.testing.TestClient(build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
 
 
 @pytest.fixture
@@ -180,7 +180,7 @@ def test_an_organizations_api_key_is_not_a_service_token(client, org, quarterly)
 
 
 def test_not_served_without_a_configured_token_nor_documented(settings, tx, org, client, quarterly):
-    plain = falcon.testing.TestClient(create_app(settings, tx=tx))
+    plain = falcon.testing.TestClient(build_http(settings, tx=tx))
     assert plain.simulate_get(url(org.id, quarterly["id"]), headers=BEARER).status_code == 404
     for served in (plain, client):
         paths = served.simulate_get(f"{API}/openapi.json").json["paths"]

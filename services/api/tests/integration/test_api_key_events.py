@@ -23,7 +23,7 @@ from dps_testing.services import fresh_database, fresh_vhost
 from dps_testing.transactions import committed
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.schemas.events import EVENTS
@@ -73,12 +73,12 @@ def settings(api_database: str, amqp_url: str) -> Settings:
 
 @pytest.fixture(scope="module")
 def client(settings: Settings, api_tx: Transactions) -> testing.TestClient:
-    return testing.TestClient(create_app(settings, tx=api_tx))
+    return testing.TestClient(build_http(settings, tx=api_tx))
 
 
 @pytest.fixture(scope="module")
 def subscribed(client: testing.TestClient, settings: Settings) -> Iterator[Subscriber]:
-    """This worker's subscription, as ``create_app(key_events=True)`` starts it in gunicorn."""
+    """This worker's subscription, as ``build_http(key_events=True)`` starts it in gunicorn."""
     subscriber = start_key_events(settings.amqp_url, settings.events_exchange, client.app.context.authenticator)
     assert subscriber is not None and subscriber.subscribed.wait(WAIT_SECONDS)
     yield subscriber

@@ -28,7 +28,7 @@ from dps_common.outbox.relay import OutboxRelay, RelaySettings
 from dps_testing.services import fresh_database, fresh_vhost
 from dps_testing.transactions import committed
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.db.migrate import upgrade
 from dps_api.db.models.outbox import OutboxEvent
 from dps_api.services.identity import IdentityService
@@ -65,7 +65,7 @@ def client(api_database: str, api_tx: Transactions) -> testing.TestClient:
             "CURSOR_SECRET": "relay-test-cursor-secret-0123456789abcdef012",
         }
     )
-    return testing.TestClient(create_app(settings, tx=api_tx))
+    return testing.TestClient(build_http(settings, tx=api_tx))
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 
 from dps_common.db import Transactions
 
-from dps_api.app import create_app
 from dps_api.cli import main
+from dps_api.composition import build_http
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def admin_env(monkeypatch, settings):
 def api(settings, engine):
     """The app over the same database, without a key cache, so CLI changes show at once."""
     tx = Transactions.for_engine(engine)
-    yield falcon.testing.TestClient(create_app(dataclasses.replace(settings, key_cache_ttl_seconds=0), tx=tx))
+    yield falcon.testing.TestClient(build_http(dataclasses.replace(settings, key_cache_ttl_seconds=0), tx=tx))
     tx.dispose()
 
 

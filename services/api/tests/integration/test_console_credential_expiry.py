@@ -19,7 +19,7 @@ from dps_common.auth.cache import TtlCache
 from dps_common.auth.introspection import IntrospectingAuthenticator
 from dps_common.errors import Unauthorized
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.services.console_credentials import CREDENTIAL_LIFETIME, ConsoleCredentialService
 from dps_api.services.identity import DatabaseKeyStore
 
@@ -42,7 +42,7 @@ class _Quiet(WSGIRequestHandler):
 @pytest.fixture
 def api_url(settings, tx) -> Iterator[str]:
     """The api over HTTP on this test's transaction (one request at a time, from this test)."""
-    app = create_app(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+    app = build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
     server = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -17,7 +17,7 @@ from sqlalchemy import Engine, func, select, text
 from dps_common.db import Transactions
 from dps_testing.transactions import committed
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.db.models.quotes import Quote
 from dps_api.services.identity import IdentityService
 from dps_api.settings import Settings
@@ -37,7 +37,7 @@ def live_tx(database_url: str) -> Iterator[Transactions]:
 
 @pytest.fixture(scope="module")
 def live_client(settings: Settings, live_tx: Transactions) -> testing.TestClient:
-    return testing.TestClient(create_app(settings, tx=live_tx))
+    return testing.TestClient(build_http(settings, tx=live_tx))
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from dps_testing.rate_limits import UNTHROTTLED
 
 PEPPER = "lost-conn-pepper-0123456789abcdef0123456789abcdef"
 API = "/external/v1"
-APPLICATION_NAME = "dps-api-http"  # the api's HTTP workers' connections (dps_api.app)
+APPLICATION_NAME = "dps-api-http"  # the api's HTTP workers' connections (dps_api.composition)
 KILLS, KILL_SECONDS = 3, 3.0
 
 

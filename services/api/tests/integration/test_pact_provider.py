@@ -21,7 +21,7 @@ import pytest
 
 from dps_testing.pacts import State, outbox_messages, served, state_changes, verify_http, verify_messages
 
-from dps_api.app import create_app
+from dps_api.composition import build_http
 from dps_api.services.identity import IdentityService
 
 from api_orgs import INTERNAL, Org, make_org
@@ -117,7 +117,7 @@ class Seeds:
 @pytest.fixture
 def app(settings, tx, monkeypatch) -> Any:
     monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    return create_app(dataclasses.replace(settings, internal_api_token=TOKEN, console_api_token=TOKEN), tx=tx)
+    return build_http(dataclasses.replace(settings, internal_api_token=TOKEN, console_api_token=TOKEN), tx=tx)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Per-organization and per-address request budgets through create_app, counted in the machine's
+"""Per-organization and per-address request budgets through build_http, counted in the machine's
 Redis (a key prefix per test): the RateLimit headers on every answer, 429 with Retry-After, one
 budget shared by two app instances, and serving on (fail open) when Redis is unreachable."""
 

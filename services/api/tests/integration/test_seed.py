@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from dps_api.db.models.identity import ApiKey
-from dps_api.seed import seed_demo
-from dps_api.seed.data import (
+from dps_api.cli.seed import seed_demo
+from dps_api.cli.seed.data import (
     APPROVAL_GROUPS,
     DEAL_GROUP,
     OPPORTUNITIES,
@@ -19,11 +18,18 @@ from dps_api.seed.data import (
     RULES,
     USERS,
 )
+from dps_api.composition import build_seed
+from dps_api.db.models.identity import ApiKey
 
 
 @pytest.fixture
-def first(app):
-    return seed_demo(app)
+def seeding(app, settings):
+    return build_seed(settings, tx=app.context.tx)  # the test's transactions, rolled back after it
+
+
+@pytest.fixture
+def first(seeding):
+    return seed_demo(seeding)
 
 
 @pytest.fixture
@@ -70,9 +76,9 @@ def test_the_demo_user_manages_api_keys_in_the_console_and_the_viewer_does_not(f
     assert USERS["rep"][2] == "user" and USERS["viewer"][2] == "view only"
 
 
-def test_seeding_again_leaves_api_key_access_as_the_demo_left_it(app, first, identity):
+def test_seeding_again_leaves_api_key_access_as_the_demo_left_it(seeding, first, identity):
     identity.set_api_key_access(first.users["rep"], False)  # withdrawn in the console
-    seed_demo(app)
+    seed_demo(seeding)
     assert not next(u for u in identity.list_users(first.organization_id) if u.id == first.users["rep"]).api_key_access
 
 
@@ -154,12 +160,12 @@ def keys_by_status(tx, organization_id):
     return dict(rows)
 
 
-def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(app, first, tx):
+def test_seeding_again_creates_nothing_and_leaves_no_usable_seed_key(seeding, first, tx):
     assert first.created > 0 and first.kept == 0
     after_first = keys_by_status(tx, first.organization_id)
     assert set(after_first) == {"revoked"}  # the seed's keys are revoked after use
 
-    again = seed_demo(app)
+    again = seed_demo(seeding)
     assert again.created == 0 and again.kept == first.created
     assert (again.organization_id, again.users, again.products, again.opportunities) == (
         first.organization_id, first.users, first.products, first.opportunities

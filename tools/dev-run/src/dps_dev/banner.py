@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dps_api.seed import DemoSeed
+from dps_api.cli.seed import DemoSeed
 from dps_dev.config import INTERNAL_HOST, RunConfig
 from dps_dev.databases import Databases
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import OperationalError
 
 from dps_common.settings import SettingsError
 
-from dps_api.seed import SeedError
+from dps_api.cli.seed import SeedError
 from dps_dev import mailbox, receiver
 from dps_dev.config import ConfigError, RunConfig
 from dps_dev.postgres import PostgresFailed

@@ -12,11 +12,10 @@ from uuid import UUID
 
 from dps_common.auth.keys import parse_key, secret_matches
 from dps_common.auth.scopes import Role
-from dps_common.db import Transactions, make_engine
 
-from dps_api.app import context_of, create_app
+from dps_api.cli.seed import DemoSeed, SeedError, seed_demo
+from dps_api.composition import build_seed
 from dps_api.db.models.identity import KeyStatus
-from dps_api.seed import DemoSeed, SeedError, seed_demo
 from dps_api.services.identity import DatabaseKeyStore, IdentityService
 from dps_api.settings import Settings
 from dps_dev.secrets_file import read_env_file, write_env_file
@@ -27,18 +26,16 @@ NAME_PREFIX = "make run "  # the demo admin's keys issued by make run: "make run
 
 def seed_with_demo_key(settings: Settings, run_dir: Path) -> DemoSeed:
     """The idempotent demo seed, then the demo admin's key: the kept one, else a new one."""
-    tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=2, application_name="dps-seed"))
+    seeding = build_seed(settings)
     try:
-        app = create_app(settings, tx=tx)
-        demo = seed_demo(app)
-        ctx = context_of(app)
+        demo = seed_demo(seeding)
         if demo.organization_id is None:
             raise SeedError("the demo organization was not seeded")
-        identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
+        identity = seeding.identity
         admin_id = demo.users["admin"]
         path = run_dir / KEY_FILE
         kept = read_env_file(path).get("DPS_DEMO_KEY", "")
-        key = kept if _still_works(DatabaseKeyStore(ctx.tx, ctx.now), settings.api_key_pepper, kept, admin_id) else ""
+        key = kept if _still_works(seeding.keys, settings.api_key_pepper, kept, admin_id) else ""
         if not key:
             stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             key = identity.issue_key(demo.organization_id, admin_id, Role.ADMIN, NAME_PREFIX + stamp).secret
@@ -47,7 +44,7 @@ def seed_with_demo_key(settings: Settings, run_dir: Path) -> DemoSeed:
         demo.admin_key = key
         return demo
     finally:
-        tx.dispose()
+        seeding.close()
 
 
 def _still_works(store: DatabaseKeyStore, pepper: bytes, key: str, admin_id: UUID) -> bool:

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from dps_api.seed import DemoSeed
-from dps_api.seed.data import USERS
+from dps_api.cli.seed import DemoSeed
+from dps_api.cli.seed.data import USERS
 from dps_api.settings import Settings as ApiSettings
 from dps_dev.banner import ConsoleSignIn, banner
 from dps_dev.config import RunConfig

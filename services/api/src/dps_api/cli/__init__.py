@@ -13,8 +13,6 @@ from typing import TextIO
 import psycopg.errors
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from dps_common.clock import utc_now
-from dps_common.db import Transactions, make_engine
 from dps_common.errors import ServiceError
 from dps_common.settings import SettingsError
 
@@ -22,7 +20,7 @@ from dps_api.cli.keys import key_row_id
 from dps_api.cli.parser import build_parser
 from dps_api.cli.render import Output
 from dps_api.cli.settings import AdminSettings
-from dps_api.services.identity import IdentityService
+from dps_api.composition import build_admin, migrate_database
 
 EXIT_INPUT = 2  # bad input, unknown organization / user / key, missing configuration
 EXIT_UNREACHABLE = 1
@@ -44,16 +42,13 @@ def main(
     try:
         if args.handler is None:
             return _migrate(out, environ)
-        settings = AdminSettings.from_env(environ)
-        tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=1, application_name="dps-admin"))
+        admin = build_admin(AdminSettings.from_env(environ))
         try:
-            # another process's key cache is out of reach; its entries expire on their own
-            identity = IdentityService(tx, settings.api_key_pepper, utc_now, _no_cache)
             if getattr(args, "key", None) is not None:  # keys rotate|revoke: an id, or a prefix to look up
-                args.key = key_row_id(tx, args.key)
-            args.handler(args, identity, out)
+                args.key = key_row_id(admin, args.key)
+            args.handler(args, admin, out)
         finally:
-            tx.dispose()
+            admin.close()
     except (ServiceError, SettingsError) as error:
         print(f"error: {error}", file=err)
         return EXIT_INPUT
@@ -69,16 +64,10 @@ def main(
 
 
 def _migrate(out: Output, environ: Mapping[str, str] | None) -> int:
-    from dps_api.db import migrate  # Alembic (and Mako) only for this command: a third of the others' start
-
-    settings = AdminSettings.from_env(environ, needs_pepper=False)
-    migrate.upgrade(settings.database_url)
+    migrate_database(AdminSettings.from_env(environ, needs_pepper=False).database_url)
     if out.as_json:
         out.record("Migrated", {"revision": "head"})
     else:
         out.message("Database migrated to head.")
     return 0
 
-
-def _no_cache(key_id: str) -> None:
-    return None

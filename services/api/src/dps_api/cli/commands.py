@@ -1,4 +1,4 @@
-"""One function per admin command: call one identity use case, render its answer."""
+"""One function per admin command: call one identity use case (``composition.Admin``), render its answer."""
 
 from __future__ import annotations
 
@@ -6,45 +6,44 @@ from argparse import Namespace
 
 from dps_api.cli import render
 from dps_api.cli.render import Output
-from dps_api.db.models.identity import KeyStatus
-from dps_api.services.identity import IdentityService
+from dps_api.composition import Admin
 
 
-def orgs_create(args: Namespace, identity: IdentityService, out: Output) -> None:
-    org = identity.create_organization(args.name)
+def orgs_create(args: Namespace, admin: Admin, out: Output) -> None:
+    org = admin.identity.create_organization(args.name)
     out.record("Created organization", render.organization(org))
 
 
-def orgs_list(args: Namespace, identity: IdentityService, out: Output) -> None:
-    orgs = [render.organization(o) for o in identity.list_organizations()]
+def orgs_list(args: Namespace, admin: Admin, out: Output) -> None:
+    orgs = [render.organization(o) for o in admin.identity.list_organizations()]
     out.table("organizations", orgs, ("id", "name", "createdAt"))
 
 
-def users_create(args: Namespace, identity: IdentityService, out: Output) -> None:
-    user = identity.create_user(args.org, args.email, args.name, args.role)
+def users_create(args: Namespace, admin: Admin, out: Output) -> None:
+    user = admin.identity.create_user(args.org, args.email, args.name, args.role)
     out.record("Created user", render.user(user))
 
 
-def users_list(args: Namespace, identity: IdentityService, out: Output) -> None:
-    users = [render.user(u) for u in identity.list_users(args.org)]
+def users_list(args: Namespace, admin: Admin, out: Output) -> None:
+    users = [render.user(u) for u in admin.identity.list_users(args.org)]
     out.table("users", users, ("id", "email", "name", "role", "createdAt"))
 
 
-def keys_create(args: Namespace, identity: IdentityService, out: Output) -> None:
-    issued = identity.issue_key(args.org, args.user, args.role, args.name)
+def keys_create(args: Namespace, admin: Admin, out: Output) -> None:
+    issued = admin.identity.issue_key(args.org, args.user, args.role, args.name)
     out.record("Issued API key", render.issued_key(issued))
     out.warn(render.SHOWN_ONCE)
 
 
-def keys_rotate(args: Namespace, identity: IdentityService, out: Output) -> None:
-    issued = identity.rotate_key(args.key)
+def keys_rotate(args: Namespace, admin: Admin, out: Output) -> None:
+    issued = admin.identity.rotate_key(args.key)
     out.record("Rotated API key (the previous value stops working)", render.issued_key(issued))
     out.warn(render.SHOWN_ONCE)
 
 
-def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None:
-    identity.revoke_key(args.key)
-    out.record("Revoked API key", {"id": args.key, "status": KeyStatus.REVOKED})
+def keys_revoke(args: Namespace, admin: Admin, out: Output) -> None:
+    revoked = admin.identity.revoke_key(args.key)
+    out.record("Revoked API key", {"id": args.key, "status": revoked.status})
     # spec section 5: a cached lookup may live up to 10 minutes; the key event (published by the
     # outbox relay) makes running services drop it at once, the TTL is the bound when it cannot
     out.warn(
@@ -53,6 +52,6 @@ def keys_revoke(args: Namespace, identity: IdentityService, out: Output) -> None
     )
 
 
-def keys_list(args: Namespace, identity: IdentityService, out: Output) -> None:
-    keys = [render.api_key(k) for k in identity.list_keys(args.org)]
+def keys_list(args: Namespace, admin: Admin, out: Output) -> None:
+    keys = [render.api_key(k) for k in admin.identity.list_keys(args.org)]
     out.table("keys", keys, ("id", "name", "role", "userId", "prefix", "status", "kind", "createdAt", "lastUsedAt"))

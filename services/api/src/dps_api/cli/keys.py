@@ -6,13 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
-from sqlalchemy import select
-
 from dps_common.auth.keys import PREFIX
-from dps_common.db import Transactions
-from dps_common.errors import not_found
 
-from dps_api.db.models.identity import ApiKey
+from dps_api.composition import Admin
 
 
 @dataclass(frozen=True)
@@ -29,12 +25,6 @@ class KeyPrefix:
         return cls(key_id)
 
 
-def key_row_id(tx: Transactions, key: UUID | KeyPrefix) -> UUID:
+def key_row_id(admin: Admin, key: UUID | KeyPrefix) -> UUID:
     """The id of the key ``key`` names (a rotated key has a new prefix: the old one names nothing)."""
-    if isinstance(key, UUID):
-        return key
-    with tx.read() as session:
-        found = session.scalar(select(ApiKey.id).where(ApiKey.key_id == key.key_id))
-    if found is None:
-        raise not_found(f"API key with prefix {PREFIX}_{key.key_id}")
-    return found
+    return key if isinstance(key, UUID) else admin.identity.key_with_prefix(key.key_id)

@@ -12,9 +12,9 @@ from dps_common.errors import ValidationFailed
 from dps_api.cli import commands
 from dps_api.cli.keys import KeyPrefix
 from dps_api.cli.render import Output
-from dps_api.services.identity import IdentityService, parse_role
+from dps_api.composition import Admin, parse_role
 
-Handler = Callable[[argparse.Namespace, IdentityService, Output], None]
+Handler = Callable[[argparse.Namespace, Admin, Output], None]
 
 ROLES_HELP = "admin, user or 'view only' (view_only and view-only are accepted too)"
 

@@ -9,15 +9,60 @@ import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TextIO
-
-from dps_api.db.models.identity import ApiKey, Organization, User
-from dps_api.services.identity import IssuedKey
+from typing import Any, Protocol, TextIO
+from uuid import UUID
 
 SHOWN_ONCE = (
     "WARNING: this is the only time this API key is shown. Store it in a secret manager now; "
     "it cannot be shown again (only a keyed hash is kept)."
 )
+
+
+class Organization(Protocol):
+    """What is printed of the rows the identity use cases answer with (``dps_api.services.identity``)."""
+
+    id: UUID
+    name: str
+    created_at: datetime
+
+
+class User(Protocol):
+    id: UUID
+    organization_id: UUID
+    email: str
+    name: str
+    role: str
+    created_at: datetime
+
+
+class ApiKey(Protocol):
+    id: UUID
+    name: str
+    role: str
+    user_id: UUID
+    key_id: str
+    status: str
+    kind: str
+    expires_at: datetime | None
+    created_at: datetime
+    last_used_at: datetime | None
+    rotated_at: datetime | None
+    revoked_at: datetime | None
+
+
+class IssuedKey(Protocol):  # a frozen dataclass: read-only members
+    @property
+    def id(self) -> UUID: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def user_id(self) -> UUID: ...
+    @property
+    def key_prefix(self) -> str: ...
+    @property
+    def secret(self) -> str: ...
 
 
 def organization(org: Organization) -> dict[str, Any]:

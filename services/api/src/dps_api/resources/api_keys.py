@@ -17,8 +17,8 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
-from dps_api.context import AppContext
 from dps_api.domain.api_key_commands import NewApiKey
+from dps_api.resources.context import AppContext
 from dps_api.schemas.api_keys import (
     ApiKey,
     ApiKeyCreate,

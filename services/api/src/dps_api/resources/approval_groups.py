@@ -13,10 +13,10 @@ from dps_common.http.operations import Operation, Paging
 from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalGroupChanges, NewApprovalGroup
 from dps_api.domain.approval_config_views import ApprovalGroupView
 from dps_api.resources.collection import CollectionResource, ItemResource
+from dps_api.resources.context import AppContext
 from dps_api.schemas.approval_config import (
     ApprovalGroup,
     ApprovalGroupCreate,

@@ -15,11 +15,11 @@ from dps_common.http.operations import Operation, Paging
 from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.approval_config_commands import ApprovalRuleChanges, NewApprovalRule
 from dps_api.domain.approval_config_views import ApprovalRuleView
 from dps_api.domain.approval_rules import Condition
 from dps_api.resources.collection import CollectionResource, DeletableItemResource
+from dps_api.resources.context import AppContext
 from dps_api.schemas.approval_config import (
     ApprovalRule,
     ApprovalRuleCreate,

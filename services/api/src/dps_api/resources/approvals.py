@@ -24,9 +24,9 @@ from dps_common.http.params import (
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.approval_flow import RequestStatus
 from dps_api.domain.approval_requests import ApprovalRequestView
+from dps_api.resources.context import AppContext
 from dps_api.schemas.approvals import ApprovalRequest, ApprovalRequestList, DecisionBody, render_approval
 from dps_api.services.approvals import ApprovalFilters, ApprovalService
 

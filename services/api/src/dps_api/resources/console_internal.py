@@ -16,7 +16,7 @@ from dps_common.errors import Unauthorized
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 
-from dps_api.context import AppContext
+from dps_api.resources.context import AppContext
 from dps_api.schemas.console_credentials import (
     CredentialRequest,
     SignInCandidateRequest,

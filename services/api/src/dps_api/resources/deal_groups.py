@@ -9,8 +9,8 @@ from dps_common.http.operations import Operation, QueryParam
 from dps_common.http.params import invalid_param, path_id, query_uuid
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
+from dps_api.resources.context import AppContext
 from dps_api.schemas.common import patch
 from dps_api.schemas.deal_groups import (
     MAX_GROUPS_PER_OPPORTUNITY,

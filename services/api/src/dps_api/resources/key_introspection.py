@@ -17,7 +17,7 @@ from dps_common.errors import Unauthorized
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 
-from dps_api.context import AppContext
+from dps_api.resources.context import AppContext
 from dps_api.schemas.key_introspection import IntrospectionRequest, render_active_key, render_inactive_key
 
 

@@ -16,9 +16,9 @@ from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 from dps_common.paging import CursorCodec, PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges
 from dps_api.domain.vocabulary import OpportunityStage
+from dps_api.resources.context import AppContext
 from dps_api.schemas.common import patch
 from dps_api.schemas.opportunities import (
     Opportunity,

@@ -13,7 +13,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec, PageRequest
 
-from dps_api.context import AppContext
+from dps_api.resources.context import AppContext
 from dps_api.schemas.api_keys import ApiKeyAccessUpdate, Person, PersonList, render_person
 from dps_api.services.people import PeopleService
 

@@ -15,10 +15,10 @@ from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
 from dps_api.domain.catalog_views import PricebookView
 from dps_api.resources.collection import CollectionResource, ItemResource
+from dps_api.resources.context import AppContext
 from dps_api.schemas.catalog import (
     Pricebook,
     PricebookCreate,

@@ -17,10 +17,10 @@ from dps_common.http.params import path_id
 from dps_common.paging import PageRequest
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.catalog_commands import NewProduct, ProductChanges
 from dps_api.domain.catalog_views import ProductView
 from dps_api.resources.collection import CollectionResource, ItemResource
+from dps_api.resources.context import AppContext
 from dps_api.schemas.catalog import (
     Product,
     ProductCreate,

@@ -11,9 +11,9 @@ from dps_common.http.operations import Operation
 from dps_common.http.params import path_id
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.commands import NOT_SENT, NotSent
 from dps_api.domain.quote_commands import UpdateQuoteLine
+from dps_api.resources.context import AppContext
 from dps_api.resources.quotes import _EDIT_RULES, TAG, line_input
 from dps_api.schemas.common import patch
 from dps_api.schemas.events import render_change

@@ -14,7 +14,7 @@ from dps_common.errors import Unauthorized
 from dps_common.http.app import Api
 from dps_common.http.params import path_id
 
-from dps_api.context import AppContext
+from dps_api.resources.context import AppContext
 from dps_api.schemas.quote_snapshots import render_quote_snapshot
 from dps_api.services.quote_snapshots import QuoteSnapshotService
 

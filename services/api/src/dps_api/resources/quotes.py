@@ -18,9 +18,9 @@ from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
 from dps_api.adapters.outbox import OUTBOX
-from dps_api.context import AppContext
 from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
+from dps_api.resources.context import AppContext
 from dps_api.schemas.common import patch
 from dps_api.schemas.events import render_change
 from dps_api.schemas.quotes import (

@@ -5,7 +5,7 @@ import falcon
 from dps_common.http.app import Api
 from dps_common.http.operations import Operation
 
-from dps_api.context import AppContext
+from dps_api.resources.context import AppContext
 from dps_api.schemas.whoami import Whoami, render_whoami
 
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from dps_common.auth.cache import KeyRecord
 from dps_common.auth.keys import (
+    PREFIX,
     format_key,
     generate_key_id,
     generate_secret,
@@ -187,14 +188,14 @@ class IdentityService:
         self._forget_key(old_key_id)
         return issued
 
-    def revoke_key(self, key_row_id: UUID) -> None:
+    def revoke_key(self, key_row_id: UUID) -> ApiKey:
         with self._tx() as session:
             key = session.get(ApiKey, key_row_id, with_for_update=True)
             if key is None:
                 raise not_found("API key")
-            key_id = key.key_id
             revoke_locked_key(session, key, self._now())
-        self._forget_key(key_id)
+        self._forget_key(key.key_id)
+        return key
 
     def set_api_key_access(self, user_id: UUID, granted: bool) -> User:
         """Grant or withdraw a person's API-key access (the seed; the console's team page goes
@@ -207,6 +208,15 @@ class IdentityService:
         for key_id in ended:
             self._forget_key(key_id)
         return user
+
+    def key_with_prefix(self, key_id: str) -> UUID:
+        """The id of the key whose prefix is ``dps_<key_id>`` (a rotated key has a new prefix: the old
+        one names nothing)."""
+        with self._tx.read() as session:
+            found = session.scalar(select(ApiKey.id).where(ApiKey.key_id == key_id))
+        if found is None:
+            raise not_found(f"API key with prefix {PREFIX}_{key_id}")
+        return found
 
     def list_keys(self, organization_id: UUID) -> list[ApiKey]:
         with self._tx.read() as session:

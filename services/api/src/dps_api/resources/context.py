@@ -1,4 +1,4 @@
-"""What every resource module receives at registration: the composition root's shared parts."""
+"""What every resource module receives at registration: the shared parts ``composition.build_http`` made."""
 
 from __future__ import annotations
 

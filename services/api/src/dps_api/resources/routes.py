@@ -1,8 +1,8 @@
-"""Every route of the api, added in this one place (one module per resource)."""
+"""Every route of the api, added in this one place (one module per resource); ``composition.build_http``
+calls ``add_routes``."""
 
 from dps_common.http.app import Api
 
-from dps_api.context import AppContext
 from dps_api.resources import (
     api_keys,
     approval_groups,
@@ -21,6 +21,7 @@ from dps_api.resources import (
     quotes,
     whoami,
 )
+from dps_api.resources.context import AppContext
 
 RESOURCE_MODULES = [
     whoami,

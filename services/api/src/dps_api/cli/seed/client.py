@@ -1,4 +1,4 @@
-"""The public HTTP API as one demo user, over HTTP: ``serving`` puts the app ``create_app`` made on a
+"""The public HTTP API as one demo user, over HTTP: ``serving`` puts the app ``build_http`` made on a
 loopback port for the seed's run (the standard library's WSGI server, one request at a time), and
 ``DemoApi`` calls it with requests, as any client of the API would."""
 

@@ -1,4 +1,5 @@
-"""The demo organization for ``make run``, seeded idempotently.
+"""The demo organization for ``make run`` (and the benches), seeded idempotently: a command of the
+api's command line, put together by ``dps_api.composition.build_seed``.
 
 Users come from the identity use cases (there is no HTTP API for them); everything else goes
 through the public HTTP API, over HTTP to the app served on a loopback port for the run
@@ -18,13 +19,10 @@ from uuid import UUID
 import requests
 
 from dps_common.auth.scopes import Role
-from dps_common.db import Transactions, make_engine
-from dps_common.http.app import ServiceApp
 
-from dps_api.app import context_of, create_app
-from dps_api.seed import data
-from dps_api.seed.client import DemoApi, Json, SeedError, Tally, serving
-from dps_api.services.identity import IdentityService, IssuedKey
+from dps_api.cli.seed import data
+from dps_api.cli.seed.client import DemoApi, Json, SeedError, Tally, serving
+from dps_api.composition import Seeding, build_seed
 from dps_api.settings import Settings
 
 __all__ = ["DemoSeed", "SeedError", "seed_demo", "seed_and_issue_admin_key"]
@@ -47,29 +45,29 @@ class DemoSeed(Tally):
     admin_key: str | None = None  # set by ``seed_and_issue_admin_key`` only
 
 
-def seed_demo(app: ServiceApp) -> DemoSeed:
-    """Seed the demo organization into the database behind ``app`` (from ``create_app``)."""
-    ctx = context_of(app)
-    identity = IdentityService(ctx.tx, ctx.settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
+def seed_demo(seeding: Seeding) -> DemoSeed:
+    """Seed the demo organization into the database behind ``seeding`` (from ``build_seed``)."""
+    identity = seeding.identity
     demo = DemoSeed()
-    organization_id = _ensure_identity(identity, demo)
-    issued: list[IssuedKey] = []
+    organization_id = _ensure_identity(seeding, demo)
+    issued: list[UUID] = []  # the ids of the keys it issued, revoked at the end
 
     def key_of(label: str) -> Callable[[], str]:
         def issue() -> str:
             user_id, role = demo.users[label], data.ACTORS[label]
-            issued.append(identity.issue_key(organization_id, user_id, role, "demo seed (revoked after use)"))
-            return issued[-1].secret
+            key = identity.issue_key(organization_id, user_id, role, "demo seed (revoked after use)")
+            issued.append(key.id)
+            return key.secret
 
         return issue
 
-    with serving(app) as base_url, requests.Session() as http:
+    with serving(seeding.app) as base_url, requests.Session() as http:
         as_user = {label: DemoApi(http, base_url, key_of(label), demo) for label in data.ACTORS}
         try:
             _seed_all(as_user, demo)
         finally:
-            for key in issued:
-                identity.revoke_key(key.id)
+            for key_id in issued:
+                identity.revoke_key(key_id)
     return demo
 
 
@@ -83,19 +81,16 @@ def _seed_all(as_user: dict[str, DemoApi], demo: DemoSeed) -> None:
 
 def seed_and_issue_admin_key(settings: Settings) -> DemoSeed:
     """``make run``: seed, then issue a fresh admin key for the demo admin (its secret is shown once)."""
-    tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=2, application_name="dps-seed"))
+    seeding = build_seed(settings)
     try:
-        app = create_app(settings, tx=tx)
-        demo = seed_demo(app)
-        ctx = context_of(app)
-        identity = IdentityService(ctx.tx, settings.api_key_pepper, ctx.now, ctx.authenticator.forget)
+        demo = seed_demo(seeding)
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         admin_id = demo.users["admin"]
         organization_id = _seeded(demo.organization_id)
-        demo.admin_key = identity.issue_key(organization_id, admin_id, Role.ADMIN, f"make run {stamp}").secret
+        demo.admin_key = seeding.identity.issue_key(organization_id, admin_id, Role.ADMIN, f"make run {stamp}").secret
         return demo
     finally:
-        tx.dispose()
+        seeding.close()
 
 
 def _seeded(organization_id: UUID | None) -> UUID:
@@ -109,8 +104,9 @@ def _field_is(key: str, value: object) -> Callable[[Json], bool]:
     return lambda item: item[key] == value
 
 
-def _ensure_identity(identity: IdentityService, demo: DemoSeed) -> UUID:
+def _ensure_identity(seeding: Seeding, demo: DemoSeed) -> UUID:
     """The demo organization's id, with its users (created where missing)."""
+    identity = seeding.identity
     org = next((o for o in identity.list_organizations() if o.name == data.ORGANIZATION), None)
     if org is None:
         org = identity.create_organization(data.ORGANIZATION)

@@ -72,3 +72,15 @@ def test_the_package_is_seen_whole():
     assert "dps_api.db.models.catalog" in imports.reached("dps_api.services.pricebooks")
     assert TestLayers.layers.layer_of("dps_api.cli.seed.client") == "entry points"
     assert TestLayers.layers.layer_of("dps_api.resources.routes") == "resources"
+
+
+def test_the_entry_points_call_only_composition():
+    """``wsgi`` and the command line (its seed too) import, of the package, only ``composition``,
+    ``settings`` and their own modules (the plan of issue 26): every part they run is built there."""
+    imports = TestLayers.layers.imports
+    offences = []
+    for entry_point in ("dps_api.wsgi", "dps_api.cli"):
+        allowed = ("dps_api.composition", "dps_api.settings", entry_point)
+        offences += [f"{module} imports {name}" for module in imports.modules_of(entry_point)
+                     for name in sorted(imports.outside(imports.direct_imports(module), *allowed))]
+    assert not offences

@@ -27,7 +27,7 @@ from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.service import ServiceUnderTest
 from dps_testing.transactions import committed
 
-from dps_billing.app import create_app
+from dps_billing.composition import build_http
 from dps_billing.db import models  # noqa: F401  (every table on the metadata)
 from dps_billing.db.base import Base
 from dps_billing.settings import Settings
@@ -58,7 +58,7 @@ class _Late:
 
 @pytest.fixture(scope="session")
 def dps_service() -> ServiceUnderTest[Settings]:
-    return ServiceUnderTest(package="dps_billing", metadata=Base.metadata, create_app=create_app)
+    return ServiceUnderTest(package="dps_billing", metadata=Base.metadata, create_app=build_http)
 
 
 @pytest.fixture(scope="session")
@@ -148,6 +148,6 @@ def served(served_socket: tuple[BaseWSGIServer, _Late], settings: Settings,
            committed_tx: Transactions) -> Iterator[str]:
     """The connector on a real socket, on committed data (the module's database)."""
     server, late = served_socket
-    late.app = create_app(settings, tx=committed_tx)
+    late.app = build_http(settings, tx=committed_tx)
     yield f"http://127.0.0.1:{server.server_port}"
     late.app = None

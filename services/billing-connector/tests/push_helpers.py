@@ -15,9 +15,9 @@ from typing import Any
 
 import requests
 
+from dps_billing.composition import build_push_worker
 from dps_billing.domain.quote_snapshot import QuoteSnapshot
 from dps_billing.settings import Settings
-from dps_billing.worker.loop import build_worker
 
 WORKER_CLI = str(Path(sys.executable).with_name("dealpricing-billing"))
 
@@ -50,7 +50,7 @@ def wait_for(served: str, key: str, quote_id: object, push_id: str, done: Any = 
 
 @contextmanager
 def worker_thread(settings: Settings) -> Iterator[None]:
-    worker = build_worker(settings)
+    worker = build_push_worker(settings)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:

@@ -12,8 +12,8 @@ import sys
 from dps_common.bootstrap_cli import run_command
 
 from dps_billing import SERVICE
+from dps_billing.composition import build_push_worker
 from dps_billing.settings import Settings
-from dps_billing.worker.loop import run_worker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _work(settings: Settings) -> int:
-    run_worker(settings)
+    build_push_worker(settings).serve()
     return 0
 
 

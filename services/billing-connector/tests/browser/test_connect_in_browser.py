@@ -22,7 +22,7 @@ import requests
 
 from dps_testing.fake_api import FakeApi
 
-from dps_billing.app import create_app
+from dps_billing.composition import build_http
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Response
@@ -160,7 +160,7 @@ def short_lived_states(served, served_socket, make_settings, committed_tx) -> It
     """The served connector with authorize links good for one second (the least its settings allow)."""
     _, late = served_socket
     regular = late.app
-    late.app = create_app(make_settings(BILLING_STATE_TTL_SECONDS="1"), tx=committed_tx)
+    late.app = build_http(make_settings(BILLING_STATE_TTL_SECONDS="1"), tx=committed_tx)
     yield
     late.app = regular
 

@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 import requests
 from sqlalchemy import select, text, update
 
+from dps_billing.adapters.tokens import TokenSealer
 from dps_billing.db.models import BillingConnection, OAuthState
-from dps_billing.tokens import TokenSealer
 
 from billing_helpers import CONSOLE_URL, browser_install, outcome_of, start_flow
 

@@ -1,4 +1,4 @@
-"""Push requests over the API (``create_app`` with a rolled-back transaction per test): who may
+"""Push requests over the API (``build_http`` with a rolled-back transaction per test): who may
 push, which quotes, one push at a time per quote, the list newest first and one push."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from uuid import uuid4
 import pytest
 from sqlalchemy import update
 
+from dps_common.clock import utc_now
 from dps_common.ids import new_id
 
-from dps_billing.app import utc_now
 from dps_billing.db.models import BillingConnection, BillingPush
 from dps_billing.domain.quote_snapshot import QuoteStatus
 

@@ -1,6 +1,6 @@
 """The connector's key checks follow key events: with the spec's longest key cache (10 minutes), a
 key revoked or rotated at the api stops working here as soon as its event arrives, through the
-wiring each gunicorn worker starts (``create_app(key_events=True)``), on a fresh virtual host."""
+wiring each gunicorn worker starts (``build_http(key_events=True)``), on a fresh virtual host."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The connector's scrape-time metrics on its app's ``/metrics`` (``dps_billing.app``), from a known
+"""The connector's scrape-time metrics on its app's ``/metrics`` (``dps_billing.composition.build_http``), from a known
 state of the module's own database: ``dps_billing_pushes_queued``/``_running`` count the pushes waiting
 and held, and ``dps_outbox_oldest_unpublished_age_seconds{service="billing-connector"}`` is the age of
 the oldest event the relay has not published (no relay runs here)."""
@@ -15,9 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from dps_common.db import Transactions
 from dps_common.outbox.table import OUTBOX
 
-from dps_billing.app import create_app
+from dps_billing.composition import build_http
+from dps_billing.db.push_claims import claim_pushes
 from dps_billing.settings import Settings
-from dps_billing.worker.claims import claim_pushes
 
 from billing_helpers import connect, line, quote
 from push_helpers import request_push
@@ -28,7 +28,7 @@ LAG = "dps_outbox_oldest_unpublished_age_seconds"
 def scrape(settings: Settings, tx: Transactions) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """The app's ``/metrics``, as ``{(name, labels): value}``. The app is made here, so its collectors
     read the module's committed data (each app registers its own for the process)."""
-    resp = falcon.testing.TestClient(create_app(settings, tx=tx)).simulate_get("/metrics")
+    resp = falcon.testing.TestClient(build_http(settings, tx=tx)).simulate_get("/metrics")
     assert resp.status_code == 200, resp.text
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from dps_testing.migrations import assert_round_trip, assert_schema_matches_models, misnamed_constraints
 
-from dps_billing.worker.pacer import PostgresPacer, for_claim
+from dps_billing.adapters.billing_platform.postgres_pacer import PostgresPacer, for_claim
 
 
 def test_pacers_of_different_workers_share_one_rate_per_account(engine):

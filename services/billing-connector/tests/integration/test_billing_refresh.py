@@ -9,22 +9,24 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from dps_common.clock import utc_now
 from dps_common.errors import Conflict
 
-from dps_billing.app import make_oauth, utc_now
+from dps_billing.adapters.billing_platform.client import BillingClient
+from dps_billing.adapters.billing_platform.errors import PlatformUnauthorized
+from dps_billing.adapters.outbox import OUTBOX
+from dps_billing.adapters.tokens import TokenSealer
+from dps_billing.composition import make_oauth
 from dps_billing.db.models import BillingConnection
 from dps_billing.domain.plan import ProductParams
-from dps_billing.platform.client import BillingClient
-from dps_billing.platform.errors import PlatformUnauthorized
 from dps_billing.services.access import AccessTokens
-from dps_billing.tokens import TokenSealer
 
 from billing_helpers import connect, outbox_events
 
 
 @pytest.fixture
 def tokens(committed_tx, settings):
-    return AccessTokens(committed_tx, TokenSealer(settings.billing_token_key), make_oauth(settings), utc_now)
+    return AccessTokens(committed_tx, TokenSealer(settings.billing_token_key), make_oauth(settings), utc_now, OUTBOX)
 
 
 @pytest.fixture

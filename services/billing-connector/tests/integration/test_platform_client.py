@@ -13,6 +13,16 @@ from uuid import uuid4
 
 import pytest
 
+from dps_billing.adapters.billing_platform.client import BillingClient, Created, new_http_client
+from dps_billing.adapters.billing_platform.errors import (
+    InvalidGrant,
+    OAuthRejected,
+    PlatformRejected,
+    PlatformUnauthorized,
+    PlatformUnavailable,
+)
+from dps_billing.adapters.billing_platform.oauth import AppOAuth, TokenGrant
+from dps_billing.adapters.billing_platform.retry import Retrier, RetryPolicy
 from dps_billing.domain.mapping import plan_push
 from dps_billing.domain.plan import PriceParams, ProductParams, PushPlan
 from dps_billing.domain.quote_snapshot import (
@@ -23,16 +33,6 @@ from dps_billing.domain.quote_snapshot import (
     QuoteSnapshotLine,
     QuoteStatus,
 )
-from dps_billing.platform.client import BillingClient, Created, new_http_client
-from dps_billing.platform.errors import (
-    InvalidGrant,
-    OAuthRejected,
-    PlatformRejected,
-    PlatformUnauthorized,
-    PlatformUnavailable,
-)
-from dps_billing.platform.oauth import AppOAuth, TokenGrant
-from dps_billing.platform.retry import Retrier, RetryPolicy
 
 stand_in_package = pytest.importorskip("dps_billing_stand_in")
 

@@ -1,14 +1,15 @@
 """The connector's layers and its processes without HTTP, checked as every service's are
-(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together as its
-command does, loads no falcon. The connector's outbox relay is the shared one, checked in
-libs/common. One rule of its own: the answers are rendered in ``schemas/`` alone."""
+(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together by the
+composition root as its command does, loads no falcon. The connector's outbox relay is the shared one,
+checked in libs/common. The answers and event data are rendered in ``schemas/`` alone, used by the
+resources and the outbox adapter, never by a use case."""
 
 from __future__ import annotations
 
 import ast
 
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers
+from dps_testing.layers import LayersSuite, Process, ServiceLayers, loaded_in_a_fresh_interpreter
 
 import dps_billing
 
@@ -27,17 +28,21 @@ ENV = {
 
 
 class TestLayers(LayersSuite):
+    # the plan's parts (issue 26) in the suite's current terms: the clients of other systems (adapters/)
+    # beside the layers; the composition root, the entry points and the worker loops (workers/) on top
     layers = ServiceLayers(
         dps_billing,
-        entry_points=("app", "wsgi", "routes", "context", "composition", "cli", "openapi_doc", "callback_page", "worker.loop"),
-        support=("platform", "worker", "tokens", "snapshots", "oauth_state", "metrics"),
+        entry_points=("composition", "wsgi", "cli", "workers"),
+        support=("adapters",),
         processes=(
             Process(
                 "push worker",
-                "dps_billing.cli",
+                "dps_billing.workers.pushes",
+                # as ``dealpricing-billing worker`` does: its command line, then the composition root's build
+                "import dps_billing.cli\n"
+                "from dps_billing.composition import build_push_worker\n"
                 "from dps_billing.settings import Settings\n"
-                "from dps_billing.worker.loop import build_worker\n"
-                "build_worker(Settings.from_env())",
+                "build_push_worker(Settings.from_env())",
                 ENV,
             ),
         ),
@@ -45,9 +50,33 @@ class TestLayers(LayersSuite):
 
 
 def test_the_answers_are_rendered_in_the_schemas_alone():
-    """The use cases (and the worker) return views; only ``schemas/`` turns them into JSON answers and
-    event data, so no layer below defines a ``render_`` function (the callback's HTML page is an entry point)."""
+    """The use cases (and the worker) return views, which the resources render through ``schemas/``, and
+    the outbox adapter for the events' data: no module outside ``schemas/`` defines a ``render_``
+    function (the callback's HTML page is a template of the resources)."""
     layers = TestLayers.layers
-    below = [m for m in layers.imports.modules if layers.layer_of(m) in {"domain", "db", "services", "support"}]
-    assert not [f"{m}.{f.name}" for m in below for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
-                if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]
+    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
+    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("render_")]
+
+
+def test_no_use_case_reaches_the_rendering():
+    """No module of ``services/`` imports ``schemas/``, directly or through another module of the
+    package (an adapter included: the outbox adapter is handed to the use cases as ``Outbox``), and
+    importing them all loads none."""
+    layers = TestLayers.layers
+    use_cases = layers.modules_in("services")
+    assert use_cases
+    assert not [f"{m} reaches {r}" for m in use_cases for r in sorted(layers.imports.reached(m))
+                if layers.layer_of(r) == "schemas"]
+    assert not [m for m in loaded_in_a_fresh_interpreter(*use_cases) if layers.layer_of(m) == "schemas"]
+
+
+def test_the_package_is_seen_whole():
+    """The checks are only as good as the modules and imports they walk: some known ones."""
+    layers = TestLayers.layers
+    modules = set(layers.imports.modules)
+    assert {"dps_billing.workers.pushes", "dps_billing.adapters.billing_platform.client",
+            "dps_billing.services.push_run", "dps_billing.resources.routes"} <= modules
+    assert "dps_billing.db.push_claims" in layers.imports.reached("dps_billing.services.push_queue")
+    assert layers.layer_of("dps_billing.adapters.outbox") == "support"
+    assert layers.layer_of("dps_billing.workers.pushes") == "entry points"

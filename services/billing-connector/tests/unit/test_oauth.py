@@ -15,15 +15,15 @@ import requests
 from requests.adapters import BaseAdapter
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
-from dps_billing.platform.errors import (
+from dps_billing.adapters.billing_platform.errors import (
     InvalidGrant,
     OAuthRejected,
     PlatformError,
     PlatformRejected,
     PlatformUnavailable,
 )
-from dps_billing.platform.oauth import AppOAuth, TokenGrant
-from dps_billing.platform.retry import Retrier, RetryPolicy
+from dps_billing.adapters.billing_platform.oauth import AppOAuth, TokenGrant
+from dps_billing.adapters.billing_platform.retry import Retrier, RetryPolicy
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 GRANT = {"access_token": "tok_a", "refresh_token": "rt_a", "stripe_user_id": "acct_9", "livemode": False,

@@ -22,8 +22,8 @@ from pact.match.matcher import GenericMatcher
 from dps_common.errors import NotFound
 from dps_testing.pacts import ConsumerContract
 
+from dps_billing.adapters.quote_snapshots import SnapshotReader
 from dps_billing.domain.quote_snapshot import BillingFrequency, QuoteStatus
-from dps_billing.snapshots import SnapshotReader
 
 CONTRACT = ConsumerContract("billing-connector")
 ORG = "00000000-0000-4000-8000-000000000002"

@@ -13,10 +13,10 @@ import pytest
 import stripe
 from requests.structures import CaseInsensitiveDict
 
+from dps_billing.adapters.billing_platform.client import BillingClient, Created
+from dps_billing.adapters.billing_platform.errors import PlatformRejected, PlatformUnauthorized, PlatformUnavailable
+from dps_billing.adapters.billing_platform.retry import Retrier, RetryPolicy
 from dps_billing.domain.plan import PriceParams, ProductParams, QuoteLineItem, QuoteParams, Recurring
-from dps_billing.platform.client import BillingClient, Created
-from dps_billing.platform.errors import PlatformRejected, PlatformUnauthorized, PlatformUnavailable
-from dps_billing.platform.retry import Retrier, RetryPolicy
 
 Answer = tuple[int, dict[str, Any], dict[str, str]] | Exception
 

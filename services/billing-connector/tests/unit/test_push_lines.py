@@ -1,4 +1,4 @@
-"""A push's lines, a few at once (``dps_billing.worker.lines``), over fake creating calls and a
+"""A push's lines, a few at once (``dps_billing.services.push_lines``), over fake creating calls and a
 recording pacer: turns per kind in line order (lines with stored ids included), at most
 ``LINES_IN_FLIGHT`` lines in flight, no new turn after a failure and the earliest line's failure
 raised, and a call's retries waiting for no other line.
@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
+from dps_billing.adapters.billing_platform.errors import PlatformRejected, PlatformUnavailable
+from dps_billing.adapters.billing_platform.pacing import Pacer
+from dps_billing.adapters.billing_platform.retry import Retrier, RetryPolicy
 from dps_billing.domain.plan import PlannedLine, PriceParams, ProductParams
-from dps_billing.platform.errors import PlatformRejected, PlatformUnavailable
-from dps_billing.platform.pacing import Pacer
-from dps_billing.platform.retry import Retrier, RetryPolicy
-from dps_billing.worker.lines import LINES_IN_FLIGHT, Aborted, TurnOrder, TurnTaker, create_lines
+from dps_billing.services.push_lines import LINES_IN_FLIGHT, Aborted, TurnOrder, TurnTaker, create_lines
 
 ACCOUNT = "acct_lines"
 WAIT = 5.0  # seconds: the bound on waiting for what must happen

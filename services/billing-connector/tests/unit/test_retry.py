@@ -8,9 +8,9 @@ from email.utils import format_datetime
 
 import pytest
 
-from dps_billing.platform.errors import PlatformRejected, PlatformUnauthorized, PlatformUnavailable
-from dps_billing.platform.pacing import IntervalPacer
-from dps_billing.platform.retry import Retrier, RetryPolicy, parse_retry_after
+from dps_billing.adapters.billing_platform.errors import PlatformRejected, PlatformUnauthorized, PlatformUnavailable
+from dps_billing.adapters.billing_platform.pacing import IntervalPacer
+from dps_billing.adapters.billing_platform.retry import Retrier, RetryPolicy, parse_retry_after
 
 
 class FakeClock:

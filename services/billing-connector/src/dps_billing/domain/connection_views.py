@@ -1,6 +1,6 @@
 """The billing connection as its use cases read it (never a token), and the start link of a connect
 flow: plain values, no rows, no JSON. ``dps_billing.schemas.connection`` renders them (the connection
-for the API and the ``billing.connection.*`` events)."""
+for the API and the ``billing.connection.*`` events, a removed one for ``billing.connection.removed``)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ class StartLink:
 
     start_url: str
     expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedConnection:
+    """The subject of ``billing.connection.removed``: the connection as it was, and who removed it when
+    (``service``: DELETE /billing-connection, or replaced by a new connection; ``platform``: the app
+    was removed there)."""
+
+    connection: ConnectionView
+    removed_by: str
+    removed_at: datetime

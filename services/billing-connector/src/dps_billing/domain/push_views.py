@@ -1,6 +1,7 @@
 """A billing push as the push use cases and the worker read it: plain values, no rows, no JSON.
 
-``dps_billing.schemas.pushes.render_push`` renders it, for the API and the ``billing.*`` push events.
+``dps_billing.schemas.pushes`` renders it, for the API (``render_push``) and the ``billing.*`` push
+events (``render_finished_push``, with its organization).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class PushError:
 @dataclass(frozen=True, slots=True)
 class PushView:
     id: UUID
+    organization_id: UUID
     quote_id: UUID
     status: str
     lines_total: int

@@ -18,6 +18,8 @@ from enum import StrEnum
 from typing import Any, TypeVar
 from uuid import UUID
 
+QUOTE = "Pricing quote"  # what its problems call it (404 of an unknown id)
+
 
 class QuoteStatus(StrEnum):
     DRAFT = "DRAFT"

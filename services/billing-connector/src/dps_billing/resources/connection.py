@@ -14,8 +14,8 @@ from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, QueryParam
 
-from dps_billing.callback_page import render_page
-from dps_billing.context import AppContext
+from dps_billing.resources.callback_page import callback_html
+from dps_billing.resources.context import AppContext
 from dps_billing.schemas.connection import (
     AuthorizeLink,
     AuthorizeRequest,
@@ -107,7 +107,7 @@ class AuthorizeResource:
 def _page(resp: falcon.Response, status: int, connected: bool, reason: str, message: str, back: str) -> None:
     resp.status = status
     resp.content_type = falcon.MEDIA_HTML
-    resp.text = render_page(connected, reason, message, back)
+    resp.text = callback_html(connected, reason, message, back)
 
 
 def _private(resp: falcon.Response) -> None:
@@ -209,8 +209,7 @@ def back_to(outcome: CallbackOutcome) -> str:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ConnectionService(ctx.tx, ctx.sealer, ctx.oauth, ctx.settings, ctx.now)
-    flow = ConnectFlow(ctx.tx, ctx.settings, ctx.now)
+    service, flow = ctx.connections, ctx.connect_flow
     api.add("/billing-connection", ConnectionResource(service))
     api.add("/billing-connection/authorize", AuthorizeResource(flow))
     api.add("/billing-connection/start", StartResource(flow, ctx.settings))

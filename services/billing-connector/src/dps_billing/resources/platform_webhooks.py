@@ -9,7 +9,7 @@ from dps_common.http.app import Api
 from dps_common.http.bodies import read_body
 from dps_common.http.operations import Operation
 
-from dps_billing.context import AppContext
+from dps_billing.resources.context import AppContext
 from dps_billing.schemas.connection import PlatformWebhookReceipt, render_webhook_receipt
 from dps_billing.services.platform_events import PlatformEvents
 
@@ -42,5 +42,4 @@ class PlatformWebhooksResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    events = PlatformEvents(ctx.tx, ctx.settings.billing_webhook_secret, ctx.now)
-    api.add("/billing-platform/webhooks", PlatformWebhooksResource(events))
+    api.add("/billing-platform/webhooks", PlatformWebhooksResource(ctx.platform_events))

@@ -12,11 +12,11 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
-from dps_billing.context import AppContext
+from dps_billing.domain.quote_snapshot import QUOTE
+from dps_billing.resources.context import AppContext
 from dps_billing.schemas.pushes import BillingPush, BillingPushList, render_push
 from dps_billing.services.push_reads import WHAT as PUSH
 from dps_billing.services.pushes import PushService
-from dps_billing.snapshots import QUOTE
 
 TAG = "Billing"
 PAGING = Paging(default=50, maximum=500, items_property="billingPushes")
@@ -118,7 +118,7 @@ class RecentPushesResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = PushService(ctx.tx, ctx.snapshots, ctx.now)
+    service = ctx.pushes
     api.add("/pricing-quotes/{quote_id}/billing-pushes", PushesResource(service, ctx.cursors))
     api.add("/pricing-quotes/{quote_id}/billing-pushes/{push_id}", PushResource(service))
     api.add("/billing-pushes", RecentPushesResource(service, ctx.cursors))

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dps_billing.domain.connection_views import ConnectionView, StartLink
+from dps_billing.domain.connection_views import ConnectionView, RemovedConnection, StartLink
 from dps_billing.schemas import ResponseModel
 
 
@@ -64,6 +64,12 @@ def render_connection(connection: ConnectionView) -> dict[str, Any]:
         "brokenReason": connection.broken_reason,
         "updatedAt": connection.updated_at,
     }
+
+
+def render_removed_connection(removed: RemovedConnection) -> dict[str, Any]:
+    """The data of ``billing.connection.removed``: the connection as it was, who removed it and when."""
+    return {**render_connection(removed.connection), "status": "removed", "removedBy": removed.removed_by,
+            "removedAt": removed.removed_at}
 
 
 def render_start_link(link: StartLink) -> dict[str, Any]:

@@ -98,3 +98,9 @@ def render_push(push: PushView) -> dict[str, Any]:
         "updatedAt": push.updated_at,
         "finishedAt": push.finished_at,
     }
+
+
+def render_finished_push(push: PushView) -> dict[str, Any]:
+    """The data of ``billing.quote_pushed`` and ``billing.push_failed``: the push record and its
+    organization."""
+    return {**render_push(push), "organizationId": str(push.organization_id)}

@@ -19,12 +19,12 @@ from uuid import UUID
 
 from dps_common.db import Transactions
 
+from dps_billing.adapters.billing_platform.errors import InvalidGrant
+from dps_billing.adapters.tokens import TokenSealer
 from dps_billing.db.models import BillingConnection
-from dps_billing.platform.errors import InvalidGrant
 from dps_billing.services.connection_events import record_broken
 from dps_billing.services.connection_lookup import broken_conflict, find_connection, not_connected_conflict
-from dps_billing.services.ports import Grant, OAuthApp
-from dps_billing.tokens import TokenSealer
+from dps_billing.services.ports import Grant, OAuthApp, Outbox
 
 log = logging.getLogger("dps.billing.access")
 REFRESH_MARGIN = timedelta(minutes=5)  # refresh this long before expiry: a push's calls outlive none
@@ -46,11 +46,13 @@ def store_grant(connection: BillingConnection, grant: Grant, sealer: TokenSealer
 
 
 class AccessTokens:
-    def __init__(self, tx: Transactions, sealer: TokenSealer, oauth: OAuthApp, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, sealer: TokenSealer, oauth: OAuthApp, now: Callable[[], datetime],
+                 outbox: Outbox):
         self._tx = tx
         self._sealer = sealer
         self._oauth = oauth
         self._now = now
+        self._outbox = outbox
 
     def current(self, organization_id: UUID) -> Access:
         """A token good for a few more minutes at least (refreshed first when it is not)."""
@@ -83,7 +85,7 @@ class AccessTokens:
                 connection.status = "broken"
                 connection.broken_reason = f"The platform refused to refresh the access token: {exc.message}"
                 connection.updated_at = now
-                record_broken(session, connection, now)
+                record_broken(self._outbox, session, connection, now)
                 refused = exc
             else:
                 store_grant(connection, grant, self._sealer, now)

@@ -27,7 +27,7 @@ from dps_common.ids import new_id
 
 from dps_billing.db.models import OAuthState
 from dps_billing.domain.connection_views import StartLink
-from dps_billing.oauth_state import AuthorizeState, hash_secret, sign_state
+from dps_billing.domain.oauth_state import AuthorizeState, hash_secret, sign_state
 from dps_billing.settings import Settings, start_url
 
 log = logging.getLogger("dps.billing.connection")

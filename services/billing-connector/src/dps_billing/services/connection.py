@@ -23,16 +23,16 @@ from dps_common.db import Transactions
 from dps_common.errors import UpstreamFailed
 from dps_common.ids import new_id
 
+from dps_billing.adapters.billing_platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
+from dps_billing.adapters.tokens import TokenSealer
 from dps_billing.db.models import BillingConnection, OAuthState
 from dps_billing.domain.connection_views import ConnectionView
-from dps_billing.oauth_state import AuthorizeState, StateRefused, nonce_matches, verify_state
-from dps_billing.platform.errors import InvalidGrant, OAuthRejected, PlatformError, PlatformRejected
+from dps_billing.domain.oauth_state import AuthorizeState, StateRefused, nonce_matches, verify_state
 from dps_billing.services.access import store_grant
 from dps_billing.services.connection_events import record_connected, record_removed
 from dps_billing.services.connection_lookup import connection_view, find_connection, load_connection
-from dps_billing.services.ports import Grant, OAuthApp
+from dps_billing.services.ports import Grant, OAuthApp, Outbox
 from dps_billing.settings import Settings
-from dps_billing.tokens import TokenSealer
 
 log = logging.getLogger("dps.billing.connection")
 
@@ -62,12 +62,13 @@ def _refused(reason: str, message: str, status: int = 400) -> CallbackOutcome:
 
 class ConnectionService:
     def __init__(self, tx: Transactions, sealer: TokenSealer, oauth: OAuthApp, settings: Settings,
-                 now: Callable[[], datetime]):
+                 now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._sealer = sealer
         self._oauth = oauth
         self._settings = settings
         self._now = now
+        self._outbox = outbox
 
     def get_connection(self, principal: Principal) -> ConnectionView:
         with self._tx.read() as session:
@@ -149,7 +150,7 @@ class ConnectionService:
                     "The billing platform could not be reached to remove the app; the connection is kept. Retry.",
                     code="billing_platform_unavailable",
                 ) from None
-            record_removed(session, connection, "service", self._now())
+            record_removed(self._outbox, session, connection, "service", self._now())
             session.delete(connection)
         log.info("billing platform disconnected", extra={"organizationId": str(principal.organization_id)})
 
@@ -185,7 +186,7 @@ class ConnectionService:
             if existing is not None:
                 replaced = existing.account_id
                 if existing.account_id != grant.account_id or existing.livemode != grant.livemode:
-                    record_removed(session, existing, "service", now)
+                    record_removed(self._outbox, session, existing, "service", now)
                 session.delete(existing)
                 session.flush()
             connection = BillingConnection(
@@ -200,7 +201,7 @@ class ConnectionService:
             )
             store_grant(connection, grant, self._sealer, now)
             session.add(connection)
-            record_connected(session, connection, now)
+            record_connected(self._outbox, session, connection, now)
         return replaced
 
     def _deauthorize_quietly(self, account_id: str) -> None:

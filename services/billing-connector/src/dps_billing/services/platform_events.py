@@ -30,6 +30,7 @@ from dps_common.errors import BadRequest
 
 from dps_billing.db.models import BillingConnection, PlatformEvent
 from dps_billing.services.connection_events import record_removed
+from dps_billing.services.ports import Outbox
 
 log = logging.getLogger("dps.billing.platform_events")
 AUTHORIZED = "account.application.authorized"
@@ -74,10 +75,11 @@ def verify(payload: bytes, signature: str | None, secret: str, now: float) -> di
 
 
 class PlatformEvents:
-    def __init__(self, tx: Transactions, secret: str, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, secret: str, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._secret = secret
         self._now = now
+        self._outbox = outbox
 
     def receive(self, payload: bytes, signature: str | None) -> bool:
         """Whether the event was processed now (False: a type ignored, or an event id seen before)."""
@@ -107,7 +109,7 @@ class PlatformEvents:
                     BillingConnection.livemode == bool(event.get("livemode")),
                 ).with_for_update()
                 for connection in session.scalars(stmt).all():
-                    record_removed(session, connection, "platform", now)
+                    record_removed(self._outbox, session, connection, "platform", now)
                     session.delete(connection)
                     removed += 1
         log.info("platform event processed",

@@ -35,6 +35,7 @@ def push_view(push: BillingPush, objects: Iterable[PushObject]) -> PushView:
         error = PushError(push.error_code, push.error_message, push.error_param)
     return PushView(
         id=push.id,
+        organization_id=push.organization_id,
         quote_id=push.quote_id,
         status=push.status,
         lines_total=push.lines_total,

@@ -29,13 +29,13 @@ from dps_common.keyset import resume_after
 from dps_common.paging import PageRequest
 from dps_common.work_queue import notify
 
+from dps_billing.adapters.quote_snapshots import SnapshotReader
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
 from dps_billing.domain.push_views import PushView
 from dps_billing.domain.quote_snapshot import QuoteSnapshot, QuoteStatus
 from dps_billing.services.connection_lookup import broken_conflict, find_connection, not_connected_conflict
 from dps_billing.services.push_reads import WHAT, objects_of, push_view, push_views
-from dps_billing.snapshots import SnapshotReader
 
 log = logging.getLogger("dps.billing.pushes")
 ACTIVE = ("queued", "running")

@@ -100,7 +100,7 @@ class PacerSlot(Base):
 
 class PacerTurn(Base):
     """One paced call of an account: its place in the account's sequence, its planned start and when
-    it ended (NULL while it runs). ``dps_billing.worker.pacer`` reads the ends of the turns one
+    it ended (NULL while it runs). ``dps_billing.adapters.billing_platform.postgres_pacer`` reads the ends of the turns one
     rate's worth back before a call starts."""
 
     __tablename__ = "billing_pacer_turns"

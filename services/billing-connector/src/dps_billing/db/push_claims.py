@@ -12,9 +12,6 @@ from the database clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import func, or_
@@ -24,6 +21,7 @@ from dps_common.work_queue import WorkQueue
 
 from dps_billing.db.models import BillingPush
 from dps_billing.db.models.pushes import PUSHES_CHANNEL
+from dps_billing.domain.claimed_push import ClaimedPush
 
 P = BillingPush
 
@@ -40,18 +38,6 @@ PUSHES = WorkQueue(
     token=P.claim_token,
     held=P.status == "running",
 )
-
-
-@dataclass(frozen=True)
-class ClaimedPush:
-    push_id: UUID
-    organization_id: UUID
-    quote_id: UUID
-    snapshot: dict[str, Any]
-    planned_at: datetime
-    claims: int
-    token: UUID
-    request_id: str | None = None  # of the request that queued the push: bound while it runs
 
 
 _CLAIM = PUSHES.claim_statement(

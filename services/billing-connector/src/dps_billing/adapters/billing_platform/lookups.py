@@ -16,9 +16,9 @@ from typing import Any
 import stripe
 from stripe.params import PriceListParams, ProductListParams, QuoteListParams
 
-from dps_billing.platform.pacing import Pacer, turn_of
-from dps_billing.platform.retry import Retrier
-from dps_billing.platform.stripe_errors import translate
+from dps_billing.adapters.billing_platform.pacing import Pacer, turn_of
+from dps_billing.adapters.billing_platform.retry import Retrier
+from dps_billing.adapters.billing_platform.stripe_errors import translate
 
 CLOCK_SKEW_SECONDS = 120  # the platform's clock against the database's
 _PAGE = 100

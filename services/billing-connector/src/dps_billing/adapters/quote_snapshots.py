@@ -12,10 +12,9 @@ import requests
 from dps_common import request_id
 from dps_common.errors import ServiceUnavailable, UpstreamFailed, not_found
 
-from dps_billing.domain.quote_snapshot import QuoteSnapshot, SnapshotError
+from dps_billing.domain.quote_snapshot import QUOTE, QuoteSnapshot, SnapshotError
 
 log = logging.getLogger("dps.billing.snapshots")
-QUOTE = "Pricing quote"
 _TIMEOUT_SECONDS = (3, 10)  # connect, read
 
 

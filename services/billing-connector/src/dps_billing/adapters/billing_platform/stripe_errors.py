@@ -7,8 +7,13 @@ from typing import TypeVar
 
 import stripe
 
-from dps_billing.platform.errors import PlatformError, PlatformRejected, PlatformUnauthorized, PlatformUnavailable
-from dps_billing.platform.retry import parse_retry_after
+from dps_billing.adapters.billing_platform.errors import (
+    PlatformError,
+    PlatformRejected,
+    PlatformUnauthorized,
+    PlatformUnavailable,
+)
+from dps_billing.adapters.billing_platform.retry import parse_retry_after
 
 _E = TypeVar("_E", bound=PlatformError)
 

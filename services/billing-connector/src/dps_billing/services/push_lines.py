@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Protocol, TypeVar, runtime_checkable
 
+from dps_billing.adapters.billing_platform.pacing import Pacer, turn_of
 from dps_billing.domain.plan import PlannedLine
-from dps_billing.platform.pacing import Pacer, turn_of
 
 LINES_IN_FLIGHT = 4
 R = TypeVar("R")

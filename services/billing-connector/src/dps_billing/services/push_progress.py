@@ -5,7 +5,8 @@ every returned id stored).
 - ``intend``: before a create, the row of the object with its idempotency key and ``sent_at``.
 - ``created``: the platform's id, as soon as it is returned, with the push's progress count.
 - ``succeed``, ``fail``: the push ended (only while the caller still holds the lease, ``PUSHES.holding``),
-  with its ``billing.quote_pushed`` / ``billing.push_failed`` event in the same transaction;
+  with its ``billing.quote_pushed`` / ``billing.push_failed`` event (the push's view, rendered by the
+  outbox adapter) in the same transaction;
   ``retry_later``: queued again for later.
 """
 
@@ -21,12 +22,11 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
 from dps_common.db import Transactions
-from dps_common.outbox import record_event
 
 from dps_billing.db.models import BillingPush, PushObject
-from dps_billing.schemas.pushes import render_push
+from dps_billing.db.push_claims import PUSHES
+from dps_billing.services.ports import Outbox
 from dps_billing.services.push_reads import push_view
-from dps_billing.worker.claims import PUSHES
 
 QUOTE_PUSHED = "billing.quote_pushed"
 PUSH_FAILED = "billing.push_failed"
@@ -41,9 +41,10 @@ class Failure:
 
 
 class PushProgress:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], outbox: Outbox):
         self._tx = tx
         self._now = now
+        self._outbox = outbox
 
     def objects(self, push_id: UUID) -> dict[tuple[str, str], PushObject]:
         with self._tx.read() as session:
@@ -137,9 +138,7 @@ class PushProgress:
             for name, value in values.items():
                 setattr(push, name, value)
             objects = session.scalars(select(PushObject).where(PushObject.push_id == push_id)).all()
-            record = render_push(push_view(push, objects))
-            record_event(session, event, push.organization_id, {**record, "organizationId": str(push.organization_id)},
-                         now)
+            self._outbox.record(session, event, push.organization_id, push_view(push, objects), now)
         return True
 
 

@@ -1,4 +1,5 @@
-"""The worker process (``dealpricing-billing worker``): claims pushes and runs them, a few at a time.
+"""The push worker (``dealpricing-billing worker``): its loop, which claims pushes and runs them, a few
+at a time (``dps_billing.composition.build_push_worker`` puts it together).
 
 Run as many as you like, on as many replicas: pushes are shared through the database (claims with
 ``FOR UPDATE SKIP LOCKED`` under a renewed lease), and so is the per-account call rate (the pacer's
@@ -8,7 +9,7 @@ given back, queued, for any worker to resume from the ids already stored. With
 ``BILLING_WORKER_METRICS_PORT`` it serves ``/healthz`` (alive while its claim loop turns) and
 ``/metrics``.
 
-A queued push wakes the workers at once: they ``LISTEN`` on ``PUSHES_CHANNEL`` (``dps_common.work_queue``)
+A queued push wakes the workers at once: they ``LISTEN`` on the queue's channel (``PushQueue.wakeup``)
 and claim as soon as the request commits. The poll stays as the fallback (a lost notification, a
 retry's delay ending) and also paces claims while every thread is busy.
 """
@@ -21,29 +22,22 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
-from dps_common.bootstrap import make_settings_engine
-from dps_common.clock import utc_now
-from dps_common.db import Transactions
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.work_queue import wake_on_notify
 
-from dps_billing.composition import make_oauth
-from dps_billing.platform.client import new_http_client
-from dps_billing.services.access import AccessTokens
+from dps_billing.domain.claimed_push import ClaimedPush
+from dps_billing.services.push_queue import PushQueue
+from dps_billing.services.push_run import PushRunner
 from dps_billing.settings import Settings
-from dps_billing.tokens import TokenSealer
-from dps_billing.worker.claims import PUSHES, ClaimedPush, claim_pushes
-from dps_billing.worker.pacer import PostgresPacer
-from dps_billing.worker.runner import PushRunner
 
 log = logging.getLogger("dps.billing.worker")
 
 
 class PushWorker:
-    def __init__(self, settings: Settings, tx: Transactions, runner: PushRunner):
+    def __init__(self, settings: Settings, queue: PushQueue, runner: PushRunner):
         self.settings = settings
         self.stopping = runner.stopping
-        self._tx = tx
+        self._queue = queue
         self._runner = runner
         self._pool = ThreadPoolExecutor(settings.push_concurrency, thread_name_prefix="billing-push")
         self._running: set[Future[None]] = set()
@@ -55,10 +49,25 @@ class PushWorker:
         self.stopping.set()
         self._wake.set()
 
+    def serve(self) -> None:
+        """The process: runs until SIGTERM or SIGINT, with its health and metrics server when configured."""
+
+        def on_signal(signum: int, _frame: object) -> None:
+            log.info("worker stopping", extra={"signal": signum})
+            self.stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        settings = self.settings
+        log.info("billing worker started", extra={"concurrency": settings.push_concurrency})
+        with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port,
+                                      self.heartbeat.stalled):
+            self.run()
+        log.info("billing worker stopped")
+
     def run(self) -> None:
         capacity = self.settings.push_concurrency
-        wakeup = PUSHES.wakeup(self.settings.database_url, "dps-billing-worker-listen")
-        listener = wake_on_notify(wakeup, self._wake, self.stopping)
+        listener = wake_on_notify(self._queue.wakeup(), self._wake, self.stopping)
         while not self.stopping.is_set():
             self.heartbeat.beat()
             with self._lock:
@@ -66,8 +75,7 @@ class PushWorker:
             claimed = []
             if free > 0:
                 try:
-                    with self._tx() as session:
-                        claimed = claim_pushes(session, free, self.settings.push_lease_seconds)
+                    claimed = self._queue.claim(free)
                 except Exception:  # the database is away for a moment: try again at the next poll
                     log.exception("push claim failed")
             for push in claimed:
@@ -99,27 +107,3 @@ def _ids(push: ClaimedPush) -> dict[str, object]:
     if push.request_id is not None:
         ids["requestId"] = push.request_id
     return ids
-
-
-def build_worker(settings: Settings) -> PushWorker:
-    engine = make_settings_engine(settings, "dps-billing-worker")
-    tx = Transactions.for_engine(engine)
-    tokens = AccessTokens(tx, TokenSealer(settings.billing_token_key), make_oauth(settings), utc_now)
-    pacer = PostgresPacer(engine, settings.billing_rate_per_second)
-    runner = PushRunner(settings, tx, tokens, pacer, new_http_client(), utc_now)
-    return PushWorker(settings, tx, runner)
-
-
-def run_worker(settings: Settings) -> None:
-    worker = build_worker(settings)
-
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("worker stopping", extra={"signal": signum})
-        worker.stop()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    log.info("billing worker started", extra={"concurrency": settings.push_concurrency})
-    with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port, worker.heartbeat.stalled):
-        worker.run()
-    log.info("billing worker stopped")

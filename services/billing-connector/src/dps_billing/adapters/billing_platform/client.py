@@ -15,10 +15,10 @@ from typing import Literal, TypeVar
 import stripe
 from stripe.params import PriceCreateParams, ProductCreateParams, QuoteCreateParams
 
+from dps_billing.adapters.billing_platform.pacing import NoPacing, Pacer, turn_of
+from dps_billing.adapters.billing_platform.retry import Retrier
+from dps_billing.adapters.billing_platform.stripe_errors import header, translate
 from dps_billing.domain.plan import PriceParams, ProductParams, QuoteParams
-from dps_billing.platform.pacing import NoPacing, Pacer, turn_of
-from dps_billing.platform.retry import Retrier
-from dps_billing.platform.stripe_errors import header, translate
 
 DEFAULT_TIMEOUT = (5.0, 30.0)  # seconds to connect, seconds between bytes of the answer
 MAX_IDEMPOTENCY_KEY_LENGTH = 255

@@ -4,8 +4,8 @@ from types import ModuleType
 
 from dps_common.http.app import Api
 
-from dps_billing.context import AppContext
 from dps_billing.resources import connection, platform_webhooks, pushes
+from dps_billing.resources.context import AppContext
 
 RESOURCE_MODULES: list[ModuleType] = [connection, platform_webhooks, pushes]
 

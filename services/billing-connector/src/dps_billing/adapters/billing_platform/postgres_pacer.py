@@ -1,7 +1,7 @@
 """The platform's ``Pacer`` on PostgreSQL, shared by every worker of every replica: at most
 ``per_second`` calls per account in any one-second window, as the platform receives them.
 
-A turn is two steps around the call (``dps_billing.platform.pacing`` says why):
+A turn is two steps around the call (``dps_billing.adapters.billing_platform.pacing`` says why):
 
 1. Reserve (one statement): the account's row (``billing_pacer_slots``) gives the turn its place in
    the account's sequence and its even slot, one interval after the previous one's, and the turn is
@@ -35,7 +35,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from dps_billing.platform.pacing import WINDOW_SECONDS, calls_per_window
+from dps_billing.adapters.billing_platform.pacing import WINDOW_SECONDS, calls_per_window
 
 STALE_AFTER = timedelta(minutes=2)  # a turn of no claim: longer than any call's timeouts and retries' wait
 POLL_SECONDS = 0.005
@@ -101,7 +101,7 @@ def for_claim(push_id: UUID, claim_token: UUID) -> Iterator[None]:
 
 
 class PostgresPacer:
-    """Implements ``dps_billing.platform.pacing.Pacer``: at most ``per_second`` calls per account in any
+    """Implements ``dps_billing.adapters.billing_platform.pacing.Pacer``: at most ``per_second`` calls per account in any
     one-second window."""
 
     def __init__(self, engine: Engine, per_second: float, *, sleep: Callable[[float], None] = time.sleep):
@@ -120,7 +120,7 @@ class PostgresPacer:
 
     def turn(self, account_id: str, reserved: Callable[[], None] | None = None) -> AbstractContextManager[None]:
         """Entered when the call may start, left when it ended. ``reserved`` is called once the turn has
-        its place in the account's order, before any wait (``dps_billing.worker.lines``)."""
+        its place in the account's order, before any wait (``dps_billing.services.push_lines``)."""
         return self._turn(account_id, reserved)
 
     @contextmanager

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from dps_billing.platform.errors import PlatformUnavailable
+from dps_billing.adapters.billing_platform.errors import PlatformUnavailable
 
 T = TypeVar("T")
 

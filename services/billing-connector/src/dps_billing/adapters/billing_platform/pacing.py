@@ -8,7 +8,7 @@ starts a full second after the calls ``per_second`` turns before it *ended*: spa
 not enough (at exactly 1 / rate apart, rate + 1 calls fit in a closed second, and a call that reaches
 the platform late, e.g. behind a connection's setup, crowds the ones after it).
 
-The service implements ``Pacer`` over a shared store (``dps_billing.worker.pacer``); ``IntervalPacer``
+The service implements ``Pacer`` over a shared store (``dps_billing.adapters.billing_platform.postgres_pacer``); ``IntervalPacer``
 is the in-process one (one process, tests). ``turn_of`` also accepts a plain ``wait_turn`` pacer (test
 doubles), whose turns end as they begin."""
 

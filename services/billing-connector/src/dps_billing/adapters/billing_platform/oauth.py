@@ -20,16 +20,16 @@ from typing import Any
 import requests
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
-from dps_billing.platform.client import DEFAULT_TIMEOUT
-from dps_billing.platform.errors import (
+from dps_billing.adapters.billing_platform.client import DEFAULT_TIMEOUT
+from dps_billing.adapters.billing_platform.errors import (
     InvalidGrant,
     OAuthRejected,
     PlatformError,
     PlatformRejected,
     PlatformUnavailable,
 )
-from dps_billing.platform.pacing import NoPacing, Pacer, turn_of
-from dps_billing.platform.retry import Retrier, parse_retry_after
+from dps_billing.adapters.billing_platform.pacing import NoPacing, Pacer, turn_of
+from dps_billing.adapters.billing_platform.retry import Retrier, parse_retry_after
 
 ACCESS_TOKEN_LIFETIME = timedelta(hours=1)  # Stripe sends no expires_in; its access tokens last an hour
 APP_PACING_KEY = "oauth"  # the OAuth calls are the app's, not an account's: paced under this key

@@ -1,5 +1,5 @@
 """One push, from a claim to its end: plan, then create each supported line's product and price (a few
-lines at once, ``dps_billing.worker.lines``), then the draft quote, storing every id as soon as it is
+lines at once, ``dps_billing.services.push_lines``), then the draft quote, storing every id as soon as it is
 returned.
 
 - The plan comes from the snapshot stored with the push and the ``planned_at`` of its first claim,
@@ -36,21 +36,23 @@ from dps_common import request_id
 from dps_common.db import Transactions
 from dps_common.errors import Conflict
 
+from dps_billing.adapters.billing_platform.client import BillingClient, Created
+from dps_billing.adapters.billing_platform.errors import PlatformError, PlatformUnauthorized, PlatformUnavailable
+from dps_billing.adapters.billing_platform.lookups import PlatformLookups
+from dps_billing.adapters.billing_platform.pacing import Pacer
+from dps_billing.adapters.billing_platform.postgres_pacer import for_claim
+from dps_billing.adapters.billing_platform.retry import Retrier
 from dps_billing.db.models import PushObject
+from dps_billing.db.push_claims import release, renew_lease
+from dps_billing.domain.claimed_push import ClaimedPush
 from dps_billing.domain.mapping import plan_push
 from dps_billing.domain.plan import PlannedLine, PushPlan
 from dps_billing.domain.quote_snapshot import QuoteSnapshot, SnapshotError
-from dps_billing.platform.client import BillingClient, Created
-from dps_billing.platform.errors import PlatformError, PlatformUnauthorized, PlatformUnavailable
-from dps_billing.platform.pacing import Pacer
-from dps_billing.platform.retry import Retrier
 from dps_billing.services.access import Access, AccessTokens
+from dps_billing.services.ports import Outbox
+from dps_billing.services.push_lines import TurnOrder, create_lines
+from dps_billing.services.push_progress import Failure, PushProgress
 from dps_billing.settings import Settings
-from dps_billing.worker.claims import ClaimedPush, release, renew_lease
-from dps_billing.worker.lines import TurnOrder, create_lines
-from dps_billing.worker.lookups import PlatformLookups
-from dps_billing.worker.pacer import for_claim
-from dps_billing.worker.progress import Failure, PushProgress
 
 log = logging.getLogger("dps.billing.worker")
 T = TypeVar("T")
@@ -84,8 +86,8 @@ class _Lease:
 
 class PushRunner:
     def __init__(self, settings: Settings, tx: Transactions, tokens: AccessTokens, pacer: Pacer,
-                 http_client: stripe.HTTPClient, now: Callable[[], datetime], retrier: Retrier | None = None,
-                 stopping: threading.Event | None = None):
+                 http_client: stripe.HTTPClient, now: Callable[[], datetime], outbox: Outbox,
+                 retrier: Retrier | None = None, stopping: threading.Event | None = None):
         self.stopping = stopping or threading.Event()
         self._settings = settings
         self._tx = tx
@@ -93,7 +95,7 @@ class PushRunner:
         self._pacer = pacer
         self._http_client = http_client
         self._retrier = retrier or Retrier()
-        self._records = PushProgress(tx, now)
+        self._records = PushProgress(tx, now, outbox)
         self._now = now
 
     def run(self, push: ClaimedPush) -> None:

@@ -141,7 +141,7 @@ def billing_origin(api_origin: str, tls_files: dict[str, str]) -> Iterator[str]:
     """The real billing connector (its own app and database, the platform stand-in) on a socket."""
     from dps_common import migrations
 
-    from dps_billing.app import create_app as create_connector
+    from dps_billing.composition import build_http as create_connector
     from dps_billing.settings import Settings as ConnectorSettings
     from dps_billing_stand_in.server import BillingStandIn
 

@@ -142,9 +142,9 @@ def billing_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[str
                    console_public_url: str) -> Iterator[str]:
     """The real connector (the platform stand-in behind it) whose connect flow returns to this console,
     with a push worker in a thread."""
-    from dps_billing.app import create_app as create_connector
+    from dps_billing.composition import build_http as create_connector
+    from dps_billing.composition import build_push_worker
     from dps_billing.settings import Settings as ConnectorSettings
-    from dps_billing.worker.loop import build_worker
     from dps_billing_stand_in.server import BillingStandIn
 
     secret_key, client_id, webhook_secret = "sk_test_console_browser", "ca_console_browser", "whsec_console_browser_0123456789"
@@ -168,7 +168,7 @@ def billing_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[str
                 **UNTHROTTLED,
             })
             late.app = create_connector(settings)
-            worker = build_worker(settings)  # pushes run (the pushes page shows their progress)
+            worker = build_push_worker(settings)  # pushes run (the pushes page shows their progress)
             thread = threading.Thread(target=worker.run, name="console-browser-push-worker", daemon=True)
             thread.start()
             yield origin

@@ -1,6 +1,7 @@
-"""Never a duplicate: a worker killed with SIGKILL mid-push and started again creates each product,
-price and quote exactly once, also after the platform forgot the idempotency keys; 429 storms and 500
-bursts are ridden out; a refusal ends the push with the platform's message."""
+"""Never a duplicate: a worker killed with SIGKILL mid-push (its price calls in flight at the platform)
+and started again creates each product, price and quote exactly once, also after the platform forgot
+the idempotency keys; 429 storms and 500 bursts are ridden out; a refusal ends the push with the
+platform's message."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import requests
 from sqlalchemy import update
 
 from dps_billing.db.models import PushObject
+from dps_billing.services.push_lines import LINES_IN_FLIGHT
 
 from billing_helpers import connect, line, quote
 from push_helpers import request_push, wait_for, worker_process, worker_thread
@@ -41,22 +43,38 @@ def assert_created_once(stand_in, account: str, snapshot) -> None:
 
 
 def kill_mid_push(served, fake_api, stand_in, org, settings_env, tmp_path):
-    """A push whose worker process is SIGKILLed once two products exist (prices are slow)."""
+    """A push whose worker process is SIGKILLed while the platform holds its price calls: the lines under
+    way (``LINES_IN_FLIGHT``) each made their product, and their price calls were received and not
+    answered. The worker can send nothing more then (each of its line threads waits for its price; the
+    quote waits for every line), so no call is in transit when it dies. The held calls are then let
+    through and take effect, their answers lost with the worker: the push is left with products and
+    prices on the platform whose ids it never stored."""
     member, account = org
     snapshot = quote(member.id, member.user.user_id, [line(n) for n in range(1, LINES + 1)])
     fake_api.put_quote(snapshot)
-    slow = stand_in.faults.latency(0.4, path_prefix="/v1/prices")
+    held = stand_in.faults.hold(path_prefix="/v1/prices", method="POST")
+    in_flight = min(LINES, LINES_IN_FLIGHT)
     process = worker_process(settings_env, tmp_path / "worker.log")
     try:
         push = request_push(served, member.admin.key, snapshot)
-        wait_for(served, member.user.key, snapshot.id, push["id"],
-                 done=lambda p: p["progress"]["productsCreated"] >= 2, timeout=60)
+        stand_in.faults.wait_held(held, in_flight, timeout=60)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
-    time.sleep(0.6)  # the price call in flight when it died takes effect on the platform
-    stand_in.faults.remove(slow)
+        stand_in.faults.release(held)
+    prices = wait_for_platform(lambda: [r for r in stand_in.requests(path="/v1/prices", method="POST")
+                                        if (r.idempotency_key or "").startswith(push["id"])], in_flight)
+    assert all(r.status == 200 for r in prices), prices  # in effect on the platform, unknown to the push
     return snapshot, push
+
+
+def wait_for_platform(answered, calls: int, timeout: float = 30) -> list:
+    """The stand-in's recordings once it answered ``calls`` of them (it records a call once it is over)."""
+    deadline = time.monotonic() + timeout
+    while len(found := answered()) < calls:
+        assert time.monotonic() < deadline, found
+        time.sleep(0.02)
+    return found
 
 
 def test_a_worker_killed_mid_push_resumes_without_duplicates(served, fake_api, stand_in, org, settings_env,
@@ -73,6 +91,9 @@ def test_a_worker_killed_mid_push_resumes_without_duplicates(served, fake_api, s
     keys = [r.idempotency_key for r in stand_in.requests(path="/v1/products", method="POST")
             if (r.idempotency_key or "").startswith(push["id"])]
     assert set(keys) == {f"{push['id']}:{item.id}:product" for item in snapshot.lines}
+    replayed = [r for r in stand_in.requests(path="/v1/prices", method="POST")
+                if (r.idempotency_key or "").startswith(push["id"]) and r.replayed]
+    assert len(replayed) == min(LINES, LINES_IN_FLIGHT)  # the held prices, asked again under their keys
 
 
 def test_resumed_after_the_idempotency_keys_expired_it_finds_what_it_made(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 import requests
 import stripe
@@ -112,3 +114,20 @@ def test_fault_arguments_are_checked(stand_in: BillingStandIn) -> None:
         stand_in.faults.drop(0)
     with pytest.raises(ValueError):
         stand_in.faults.latency(1, fraction=1.5)
+
+
+def test_a_hold_keeps_calls_received_until_released(api: Api, stand_in: BillingStandIn) -> None:
+    """Held calls have claimed their idempotency keys (a second request with one gets 409) and take
+    effect only once released; the test knows they were received without timing anything."""
+    held = stand_in.faults.hold(path_prefix="/v1/products", method="POST")
+    with ThreadPoolExecutor(2) as pool:
+        answers = [pool.submit(api.post, "/v1/products", {"name": f"W{n}"}, key=f"held-{n}") for n in (1, 2)]
+        stand_in.faults.wait_held(held, 2, timeout=10)
+        assert stand_in.objects("product") == [] and stand_in.requests(path="/v1/products") == []
+        assert error_of(api.post("/v1/products", {"name": "W1"}, key="held-1"), 409)["code"] == "idempotency_key_in_use"
+        assert api.get("/v1/products").status_code == 200  # other calls go on
+        stand_in.faults.release(held)
+        assert [a.result().status_code for a in answers] == [200, 200]
+    assert sorted(p["name"] for p in stand_in.objects("product")) == ["W1", "W2"]
+    assert held.held == 0 and held not in stand_in.faults.active()
+    assert api.post("/v1/products", {"name": "W3"}).status_code == 200  # released: no longer held

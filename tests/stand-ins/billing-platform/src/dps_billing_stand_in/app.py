@@ -137,8 +137,8 @@ class StandInApp:
     def _run(
         self, request: Request, exchange: Exchange, scope: str | None, operation: Callable[[], Response]
     ) -> Response:
-        """Runs the endpoint under its idempotency key (POSTs of the API), with latency, drops and stored
-        failures around it."""
+        """Runs the endpoint under its idempotency key (POSTs of the API), with latency, holds, drops and
+        stored failures around it."""
         faults = self.state.faults
         method, path = request.method, request.path
         key = request.headers.get("Idempotency-Key") if scope is not None and method == "POST" else None
@@ -151,6 +151,9 @@ class StandInApp:
             latency = faults.take("latency", method, path)
             if latency is not None:
                 time.sleep(latency.seconds)
+            hold = faults.take("hold", method, path)
+            if hold is not None:
+                faults.held_until_released(hold)
             if faults.take("drop", method, path, after_processing=False) is not None:
                 raise _Dropped()
             failure = faults.take("status", method, path, stored=True)

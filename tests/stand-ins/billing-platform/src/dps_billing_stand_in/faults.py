@@ -1,6 +1,8 @@
 """Faults a test switches on: error answers (429, 500, ...), latency, dropped connections; for the next N
 matching calls, a fraction of them, or all, by path prefix and method. And a rate limit: 429 for a call
-that arrives when the account already had N calls admitted in the second before it."""
+that arrives when the account already had N calls admitted in the second before it. And a hold: matching
+calls wait, received but not yet in effect, until the test releases them (what is in flight at the
+platform, known instead of timed)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from typing import Any, Literal
 
 from .errors import ApiError
 
-Kind = Literal["status", "latency", "drop", "rate"]
+Kind = Literal["status", "latency", "drop", "rate", "hold"]
+HOLD_LIMIT_SECONDS = 120.0  # a hold never released still ends, so a failed test cannot hang the server
 
 
 @dataclass
@@ -34,6 +37,8 @@ class Fault:
     fired: int = 0
     # a rate limit's admitted arrivals per account (monotonic seconds), oldest first
     _admitted: dict[str, deque[float]] = field(default_factory=dict, repr=False, compare=False)
+    held: int = 0  # a hold's calls waiting now
+    _released: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def matches(self, method: str, path: str) -> bool:
         return path.startswith(self.path_prefix) and (self.method is None or self.method == method.upper())
@@ -68,6 +73,7 @@ class Fault:
 class Faults:
     def __init__(self, seed: int | None = None) -> None:
         self._lock = threading.Lock()
+        self._changed = threading.Condition()  # a hold's count of calls changed
         self._faults: list[Fault] = []
         self._random = random.Random(seed)
 
@@ -133,6 +139,35 @@ class Faults:
             raise ValueError("window is positive")
         return self._add(Fault("rate", path_prefix, _method(method), status=429, retry_after=retry_after,
                                per_second=per_second, window=window))
+
+    def hold(self, *, path_prefix: str = "/", method: str | None = None) -> Fault:
+        """Matching calls wait (after they claimed their idempotency key, where latency sleeps) until
+        ``release``: ``wait_held`` says when the platform has received them, and nothing of theirs has
+        taken effect before ``release``."""
+        return self._add(Fault("hold", path_prefix, _method(method)))
+
+    def wait_held(self, fault: Fault, calls: int, timeout: float) -> None:
+        """Until ``fault`` holds ``calls`` calls at once (TimeoutError after ``timeout`` seconds)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: fault.held >= calls, timeout):
+                raise TimeoutError(f"{fault.held} of {calls} calls held after {timeout} s")
+
+    def release(self, fault: Fault) -> None:
+        """The calls ``fault`` holds go on (and it holds no more)."""
+        self.remove(fault)
+        fault._released.set()
+
+    def held_until_released(self, fault: Fault) -> None:
+        """Called by the server for a call ``fault`` took: waits for ``release``."""
+        with self._changed:
+            fault.held += 1
+            self._changed.notify_all()
+        try:
+            fault._released.wait(HOLD_LIMIT_SECONDS)
+        finally:
+            with self._changed:
+                fault.held -= 1
+                self._changed.notify_all()
 
     def over_rate(self, method: str, path: str, account: str, at: float) -> Fault | None:
         """The rate limit that refuses this call (arriving at monotonic time `at` for `account`), if any;

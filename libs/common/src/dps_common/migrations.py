@@ -14,7 +14,7 @@ from alembic.config import Config
 from sqlalchemy import MetaData, create_engine
 
 from dps_common.db import sqlalchemy_url
-from dps_common.settings import Env
+from dps_common.settings import DatabaseSettings
 
 
 def alembic_config(package: str, database_url: str) -> Config:
@@ -31,10 +31,7 @@ def upgrade(package: str, database_url: str, revision: str = "head") -> None:
 def upgrade_from_env(package: str) -> None:
     """``<service> migrate``: upgrade the database DATABASE_URL names (``SettingsError`` when it is
     missing or not PostgreSQL)."""
-    env = Env()
-    database_url = env.postgres_url("DATABASE_URL")
-    env.check()
-    upgrade(package, database_url)
+    upgrade(package, DatabaseSettings.from_env().database_url)
 
 
 def downgrade(package: str, database_url: str, revision: str) -> None:

@@ -13,7 +13,7 @@ from dps_common.http.rate_limit import client_address
 from dps_common.ratelimit.budget import DECISIONS, STORE_ERRORS, Budget, Policy, decide
 from dps_common.ratelimit.counters import LocalCounter, Window
 from dps_common.ratelimit.settings import MEMORY_STORE, RateLimitSettings
-from dps_common.settings import Env, SettingsError
+from dps_common.settings import SettingsError
 
 POLICY = Policy("organization", parse("100/second"))
 MINUTE = Policy("anonymous", parse("60/minute"))
@@ -134,19 +134,18 @@ def test_the_store_coming_back_is_logged_and_counting_resumes(caplog: pytest.Log
 
 
 def test_settings_default_to_the_documented_limits_in_memory() -> None:
-    settings = RateLimitSettings.from_env(Env({}))
+    settings = RateLimitSettings.from_env({})
     assert settings == RateLimitSettings()
     assert (settings.storage_url, settings.organization, settings.anonymous) == (MEMORY_STORE, "100/second", "60/minute")
     assert not settings.shared
 
 
 def test_settings_name_every_bad_value() -> None:
-    env = Env({"REDIS_URL": "http://cache:6379", "RATE_LIMIT_ORGANIZATION": "lots", "RATE_LIMIT_ANONYMOUS": "0/second",
-               "RATE_LIMIT_DOCUMENTATION": "many", "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9",
-               "RATE_LIMIT_LEASE_SECONDS": "-1"})
-    RateLimitSettings.from_env(env)
+    env = {"REDIS_URL": "http://cache:6379", "RATE_LIMIT_ORGANIZATION": "lots", "RATE_LIMIT_ANONYMOUS": "0/second",
+           "RATE_LIMIT_DOCUMENTATION": "many", "RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/33", "RATE_LIMIT_STORE_TIMEOUT_SECONDS": "9",
+           "RATE_LIMIT_LEASE_SECONDS": "-1"}
     with pytest.raises(SettingsError) as error:
-        env.check()
+        RateLimitSettings.from_env(env)
     for name in ("REDIS_URL", "RATE_LIMIT_ORGANIZATION", "RATE_LIMIT_ANONYMOUS", "RATE_LIMIT_DOCUMENTATION",
                  "RATE_LIMIT_TRUSTED_PROXIES",
                  "RATE_LIMIT_STORE_TIMEOUT_SECONDS", "RATE_LIMIT_LEASE_SECONDS"):
@@ -154,16 +153,16 @@ def test_settings_name_every_bad_value() -> None:
 
 
 def test_settings_read_limits_and_off() -> None:
-    settings = RateLimitSettings.from_env(Env({
+    settings = RateLimitSettings.from_env({
         "REDIS_URL": "redis://cache:6379/2", "RATE_LIMIT_ORGANIZATION": "6000 per minute", "RATE_LIMIT_ANONYMOUS": "off",
-        "RATE_LIMIT_LEASE_SECONDS": "0"}))
+        "RATE_LIMIT_LEASE_SECONDS": "0"})
     limit = settings.organization_limit()
     assert limit is not None and (limit.amount, limit.get_expiry()) == (6000, 60)
     assert settings.anonymous_limit() is None and settings.shared and settings.lease_seconds == 0
     assert RateLimitSettings().lease_seconds == 0.05
     documentation = settings.documentation_limit()  # the default: generous, apart from the anonymous budget
     assert documentation is not None and (documentation.amount, documentation.get_expiry()) == (300, 60)
-    assert RateLimitSettings.from_env(Env({"RATE_LIMIT_DOCUMENTATION": "off"})).documentation_limit() is None
+    assert RateLimitSettings.from_env({"RATE_LIMIT_DOCUMENTATION": "off"}).documentation_limit() is None
 
 
 def _request(remote: str, forwarded: str | None = None) -> falcon.Request:
@@ -172,7 +171,7 @@ def _request(remote: str, forwarded: str | None = None) -> falcon.Request:
 
 
 def test_the_client_address_is_the_peer_unless_a_trusted_proxy_forwards() -> None:
-    ingress = RateLimitSettings.from_env(Env({"RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/8"})).trusted_proxies
+    ingress = RateLimitSettings.from_env({"RATE_LIMIT_TRUSTED_PROXIES": "10.0.0.0/8"}).trusted_proxies
     assert client_address(_request("203.0.113.9", "198.51.100.1"), ()) == "203.0.113.9"  # no proxy trusted
     assert client_address(_request("203.0.113.9", "198.51.100.1"), ingress) == "203.0.113.9"  # not a proxy
     assert client_address(_request("10.1.2.3", "198.51.100.1"), ingress) == "198.51.100.1"

@@ -1,13 +1,12 @@
 """The settings the services share (``dps_common.bootstrap_settings``): each variable is read once,
 with one name, one default and one check, and every problem is still named in one message; and the
-typed reads of ``Env`` that more than one service uses (URLs, keys, flags, networks)."""
+variable types that more than one service uses (URLs, keys, flags, networks)."""
 
 import base64
 import ipaddress
-from dataclasses import FrozenInstanceError, dataclass
-from typing import ClassVar
 
 import pytest
+from pydantic import Field, ValidationError
 
 from dps_common.bootstrap_settings import (
     ApiClientSettings,
@@ -18,7 +17,7 @@ from dps_common.bootstrap_settings import (
 from dps_common.crypto import new_key
 from dps_common.messaging import DEFAULT_EVENTS_EXCHANGE
 from dps_common.ratelimit.settings import MEMORY_STORE
-from dps_common.settings import MAKE_A_KEY, Env, SettingsError
+from dps_common.settings import MAKE_A_KEY, EnvSettings, Flag, HttpUrl, HttpUrlAsGiven, Key, Networks, SettingsError
 
 REQUIRED = {
     "DATABASE_URL": "postgresql://u@h/db",
@@ -29,10 +28,13 @@ REQUIRED = {
 
 
 def read(group, environ):
-    env = Env(environ)
-    fields = group.shared_fields(env)
-    env.check()
-    return group(**fields)
+    return group.from_env(environ)
+
+
+def problems(settings_class, environ) -> list[str]:
+    with pytest.raises(SettingsError) as raised:
+        settings_class.from_env(environ)
+    return str(raised.value).removeprefix("invalid configuration: ").split("; ")
 
 
 def test_the_defaults():
@@ -49,7 +51,7 @@ def test_the_defaults():
 
 def test_each_group_reads_only_its_own_variables():
     service = {"DATABASE_URL": REQUIRED["DATABASE_URL"]}
-    assert set(ServiceSettings.shared_fields(Env(service))) == {
+    assert set(ServiceSettings.model_fields) == {
         "database_url", "db_pool_size", "db_max_overflow", "log_level", "environment"}
     assert read(ApiClientSettings, {**service, "API_URL": "http://api"}).api_url == "http://api"
     assert read(ExternalApiSettings, {**service, "CURSOR_SECRET": "c" * 32}).cursor_secret == b"c" * 32
@@ -67,7 +69,7 @@ def test_every_value_is_read():
     assert (settings.db_pool_size, settings.log_level, settings.api_ca_file) == (7, "DEBUG", "/ca.pem")
     assert (settings.key_cache_ttl_seconds, settings.amqp_url, settings.events_exchange) == (0.0, "amqp://broker", "events")
     assert settings.rate_limits.storage_url == "redis://r:6379/0"
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(ValidationError, match="frozen"):
         settings.log_level = "INFO"
 
 
@@ -100,9 +102,8 @@ def test_every_problem_is_named_in_one_message():
         assert part in message
 
 
-@dataclass(frozen=True)
 class Consuming(ExternalApiSettings):
-    amqp_url_when_unset: ClassVar[str] = "amqp://local"
+    amqp_url: str = Field("amqp://local", validation_alias="AMQP_URL")
 
 
 def test_a_service_that_consumes_events_names_its_default_broker():
@@ -112,58 +113,77 @@ def test_a_service_that_consumes_events_names_its_default_broker():
     assert read(ExternalApiSettings, service).amqp_url == ""
 
 
+class Urls(EnvSettings):
+    kept: HttpUrlAsGiven = Field("https://default.example/", validation_alias="KEPT")
+    stripped: HttpUrl = Field("https://default.example", validation_alias="URL")
+    other: HttpUrl = Field(validation_alias="OTHER")
+
+
 @pytest.mark.parametrize(("value", "kept", "stripped"), [
     ("https://h.example/a/", "https://h.example/a/", "https://h.example/a"),
     ("http://127.0.0.1:8080", "http://127.0.0.1:8080", "http://127.0.0.1:8080"),
 ])
 def test_an_http_url_loses_its_trailing_slash_unless_kept(value, kept, stripped):
-    env = Env({"URL": value})
-    assert (env.http_url("URL", keep_trailing_slash=True), env.http_url("URL")) == (kept, stripped)
-    env.check()
+    settings = Urls.from_env({"KEPT": value, "URL": value, "OTHER": value})
+    assert (settings.kept, settings.stripped) == (kept, stripped)
 
 
 @pytest.mark.parametrize("value", ["ftp://h.example", "h.example", "https://"])
 def test_an_http_url_must_have_a_scheme_and_a_host(value):
-    env = Env({"URL": value})
-    env.http_url("URL")
-    assert env.problems == [f"URL must be an http(s):// URL, got {value!r}"]
+    assert problems(Urls, {"URL": value, "OTHER": "https://o.example"}) == [f"URL must be an http(s):// URL, got {value!r}"]
 
 
 def test_an_unset_http_url_takes_its_default_or_is_required():
-    env = Env({})
-    assert env.http_url("URL", "https://default.example/") == "https://default.example"
-    assert env.http_url("OTHER") == ""
-    assert env.problems == ["OTHER is required"]
+    assert problems(Urls, {}) == ["OTHER is required"]
+    assert Urls.from_env({"OTHER": "https://o.example"}).stripped == "https://default.example"
+
+
+class Keys(EnvSettings):
+    key: Key = Field(validation_alias="KEY")
+    short: Key = Field(validation_alias="SHORT")
+    garbled: Key = Field(validation_alias="GARBLED")
+    missing: Key = Field(validation_alias="MISSING")
 
 
 def test_a_key_is_32_bytes_of_base64_and_its_problem_says_how_to_make_one():
     key = new_key()
-    env = Env({"KEY": key, "SHORT": "c2hvcnQ=", "GARBLED": "not base64!"})
-    assert env.key("KEY") == base64.b64decode(key)
-    assert (env.key("SHORT"), env.key("GARBLED"), env.key("MISSING")) == (b"", b"", b"")
-    assert env.problems[:2] == [
+    environ = {"KEY": key, "SHORT": "c2hvcnQ=", "GARBLED": "not base64!"}
+    assert problems(Keys, environ) == [
         f"SHORT must decode to 32 bytes, got 5 (make one: {MAKE_A_KEY})", f"GARBLED must be base64 (make one: {MAKE_A_KEY})",
+        "MISSING is required",
     ]
-    assert env.problems[2] == "MISSING is required"
+    settings = Keys.from_env({**environ, "SHORT": key, "GARBLED": key, "MISSING": key})
+    assert settings.key == base64.b64decode(key)
+    assert Keys(key=bytes(32), short=bytes(32), garbled=bytes(32), missing=bytes(32)).key == bytes(32)  # in code: the bytes
+
+
+class Flags(EnvSettings):
+    flag: Flag = Field(False, validation_alias="FLAG")
+    on: Flag = Field(True, validation_alias="ON")
 
 
 @pytest.mark.parametrize(("raw", "default", "value"), [
     ("", False, False), ("", True, True), ("true", False, True), ("1", False, True), (" FALSE ", True, False), ("0", True, False),
 ])
 def test_a_flag(raw, default, value):
-    env = Env({"FLAG": raw})
-    assert env.bool("FLAG", default) is value
-    env.check()
+    settings = Flags.from_env({"ON" if default else "FLAG": raw})
+    assert (settings.on if default else settings.flag) is value
 
 
 def test_a_flag_is_true_or_false():
-    env = Env({"FLAG": "maybe"})
-    assert env.bool("FLAG", True) is True
-    assert env.problems == ["FLAG must be true or false, got 'maybe'"]
+    assert problems(Flags, {"FLAG": "maybe"}) == ["FLAG must be true or false, got 'maybe'"]
+    assert problems(Flags, {"FLAG": "yes"}) == ["FLAG must be true or false, got 'yes'"]  # pydantic's yes is refused
+
+
+class Nets(EnvSettings):
+    nets: Networks = Field((), validation_alias="NETS")
+    unset: Networks = Field((), validation_alias="UNSET")
+    bad: Networks = Field((), validation_alias="BAD")
 
 
 def test_networks():
-    env = Env({"NETS": "127.0.0.0/8, ::1", "BAD": "10.0.0.0/33"})
-    assert env.networks("NETS") == (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1"))
-    assert (env.networks("UNSET"), env.networks("BAD")) == ((), ())
-    assert len(env.problems) == 1 and env.problems[0].startswith("BAD: ")
+    settings = Nets.from_env({"NETS": "127.0.0.0/8, ::1"})
+    assert settings.nets == (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1"))
+    assert settings.unset == ()
+    (problem,) = problems(Nets, {"BAD": "10.0.0.0/33"})
+    assert problem.startswith("BAD must list addresses or networks") and "10.0.0.0/33" in problem

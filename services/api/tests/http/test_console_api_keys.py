@@ -5,8 +5,6 @@ console credentials of people without access get 403."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from sqlalchemy import select
 
@@ -23,7 +21,7 @@ SCOPE = "api-keys:manage"
 
 @pytest.fixture(scope="module")
 def settings(settings):
-    return dataclasses.replace(settings, console_api_token=TOKEN)
+    return settings.model_copy(update={"console_api_token": TOKEN})
 
 
 @pytest.fixture

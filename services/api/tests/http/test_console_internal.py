@@ -3,7 +3,6 @@ email may be sent a sign-in link, for a credential for a person who signed in, a
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
@@ -23,7 +22,7 @@ CREDENTIALS = f"{INTERNAL}/credentials"
 
 @pytest.fixture(scope="module")
 def settings(settings):
-    return dataclasses.replace(settings, console_api_token=TOKEN)
+    return settings.model_copy(update={"console_api_token": TOKEN})
 
 
 def whoami(client, key: str):
@@ -137,7 +136,7 @@ def test_an_api_key_is_not_a_service_token(client, org):
 
 
 def test_not_served_without_a_configured_token_nor_documented(settings, tx, org):
-    plain = falcon.testing.TestClient(build_http(dataclasses.replace(settings, console_api_token=""), tx=tx))
+    plain = falcon.testing.TestClient(build_http(settings.model_copy(update={"console_api_token": ""}), tx=tx))
     assert plain.simulate_post(CANDIDATES, json={"email": "x"}, headers=BEARER).status_code == 404
     assert plain.simulate_post(CREDENTIALS, json={}, headers=BEARER).status_code == 404
     assert plain.simulate_delete(f"{CREDENTIALS}/x", headers=BEARER).status_code == 404

@@ -4,8 +4,6 @@ the console (their credentials are revoked) and leaves their integration keys as
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from api_orgs import API, TOKEN, sign_in
@@ -15,7 +13,7 @@ PEOPLE = f"{API}/people"
 
 @pytest.fixture(scope="module")
 def settings(settings):
-    return dataclasses.replace(settings, console_api_token=TOKEN)
+    return settings.model_copy(update={"console_api_token": TOKEN})
 
 
 def whoami(client, key: str) -> int:

@@ -2,7 +2,6 @@
 credential, the only kind that gets past their scope: no server error, every answer as documented.
 (The whole-API run uses an integration key, which these operations refuse with 403.)"""
 
-import dataclasses
 
 import pytest
 import schemathesis
@@ -16,7 +15,7 @@ schema = schemathesis.pytest.from_fixture("console_schema").include(tag=["API ke
 
 @pytest.fixture(scope="module")
 def settings(settings):
-    return dataclasses.replace(settings, console_api_token=TOKEN)
+    return settings.model_copy(update={"console_api_token": TOKEN})
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """``POST /internal/v1/key-introspection``: other services check keys here with a service token."""
 
-import dataclasses
 from datetime import datetime, timedelta
 from uuid import uuid4
 
@@ -23,7 +22,7 @@ BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture
 def client(settings, tx):
-    return falcon.testing.TestClient(build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
+    return falcon.testing.TestClient(build_http(settings.model_copy(update={"internal_api_token": TOKEN}), tx=tx))
 
 
 def test_an_active_key_resolves_to_its_principal(client, org):

@@ -3,7 +3,6 @@ the billing connector reads it, behind the service token."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from decimal import Decimal
@@ -29,7 +28,7 @@ def url(organization_id, quote_id) -> str:
 
 @pytest.fixture
 def client(settings, tx):
-    return falcon.testing.TestClient(build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx))
+    return falcon.testing.TestClient(build_http(settings.model_copy(update={"internal_api_token": TOKEN}), tx=tx))
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ working (and stopping) through the app, and expected failures exiting 2 with one
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import secrets
 import uuid
@@ -27,7 +26,7 @@ def admin_env(monkeypatch, settings):
 def api(settings, engine):
     """The app over the same database, without a key cache, so CLI changes show at once."""
     tx = Transactions.for_engine(engine)
-    yield falcon.testing.TestClient(build_http(dataclasses.replace(settings, key_cache_ttl_seconds=0), tx=tx))
+    yield falcon.testing.TestClient(build_http(settings.model_copy(update={"key_cache_ttl_seconds": 0}), tx=tx))
     tx.dispose()
 
 

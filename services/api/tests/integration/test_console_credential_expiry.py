@@ -5,7 +5,6 @@ time, so an answer it gave after the end would still say active: a refusal comes
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -42,7 +41,7 @@ class _Quiet(WSGIRequestHandler):
 @pytest.fixture
 def api_url(settings, tx) -> Iterator[str]:
     """The api over HTTP on this test's transaction (one request at a time, from this test)."""
-    app = build_http(dataclasses.replace(settings, internal_api_token=TOKEN), tx=tx)
+    app = build_http(settings.model_copy(update={"internal_api_token": TOKEN}), tx=tx)
     server = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

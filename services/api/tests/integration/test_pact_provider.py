@@ -11,7 +11,6 @@ A change of what the api serves that breaks what a consumer reads fails here.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -117,7 +116,7 @@ class Seeds:
 @pytest.fixture
 def app(settings, tx, monkeypatch) -> Any:
     monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    return build_http(dataclasses.replace(settings, internal_api_token=TOKEN, console_api_token=TOKEN), tx=tx)
+    return build_http(settings.model_copy(update={"internal_api_token": TOKEN, "console_api_token": TOKEN}), tx=tx)
 
 
 @pytest.fixture

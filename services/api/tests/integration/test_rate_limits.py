@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 
 import falcon.testing
 import pytest
@@ -148,7 +147,7 @@ def test_limits_can_be_off(dps_service, database_url, tx, org):
 
 def test_the_default_settings_count_per_process_and_say_so(dps_service, database_url, tx, caplog):
     settings = limited(database_url)
-    assert settings.rate_limits == replace(settings.rate_limits, storage_url="memory://")
+    assert settings.rate_limits == settings.rate_limits.model_copy(update={"storage_url": "memory://"})
     assert (settings.rate_limits.organization, settings.rate_limits.anonymous) == ("100/second", "60/minute")
     caplog.set_level(logging.INFO, logger="dps.ratelimit")
     dps_service.create_app(settings, tx=tx)

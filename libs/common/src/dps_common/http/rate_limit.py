@@ -39,7 +39,8 @@ from dps_common.errors import RateLimited, ServiceError
 from dps_common.http import problems
 from dps_common.ratelimit.budget import Budget, Decision, Policy
 from dps_common.ratelimit.counters import open_counter
-from dps_common.ratelimit.settings import Network, RateLimitSettings
+from dps_common.ratelimit.settings import RateLimitSettings
+from dps_common.settings import Network
 
 LIMITED_PREFIX = "/external/v1/"  # with the slash: /external/v1x is not under it
 ORGANIZATION_POLICY = "organization"

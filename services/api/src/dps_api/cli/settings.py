@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from dps_common.settings import Env, SettingsError
+from pydantic import Field
+
+from dps_common.settings import DatabaseSettings, Secret, SettingsError
 
 RUN_FILE = "admin.env"
 HOW = (
@@ -22,28 +23,28 @@ HOW = (
 )
 
 
-@dataclass(frozen=True)
-class AdminSettings:
-    database_url: str
-    api_key_pepper: bytes  # empty when the command needs no keys (``migrate``)
+class AdminSettings(DatabaseSettings):
+    # the pepper must be the api's own: keys hashed with another pepper never authenticate; empty when
+    # the command needs no keys (``migrate``)
+    api_key_pepper: Secret = Field(b"", validation_alias="API_KEY_PEPPER")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, needs_pepper: bool = True) -> "AdminSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, needs_pepper: bool = True) -> AdminSettings:
         """Raises ``SettingsError`` naming every missing or malformed variable."""
         values = dict(os.environ if environ is None else environ)
         found = None if values.get("DATABASE_URL") else make_run_file(values)
         if found is not None:
             print(f"DATABASE_URL is not set: using make run's database and pepper from {found}", file=sys.stderr)
             values = {**_read(found), **{k: v for k, v in values.items() if v}}
-        env = Env(values)
-        database_url = env.postgres_url("DATABASE_URL")
-        # the pepper must be the api's own: keys hashed with another pepper never authenticate
-        pepper = env.secret("API_KEY_PEPPER") if needs_pepper else b""
         try:
-            env.check()
+            read = (_WithPepper if needs_pepper else DatabaseSettings).from_env(values)
+            return cls(**read.model_dump())
         except SettingsError as error:
             raise SettingsError(f"{error}. {HOW[0].upper()}{HOW[1:]}") if not values.get("DATABASE_URL") else error
-        return cls(database_url, pepper)
+
+
+class _WithPepper(DatabaseSettings):
+    api_key_pepper: Secret = Field(validation_alias="API_KEY_PEPPER")
 
 
 def make_run_file(environ: Mapping[str, str], cwd: Path | None = None) -> Path | None:

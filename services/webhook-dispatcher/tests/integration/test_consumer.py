@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from uuid import UUID, uuid4
 
 import psycopg
@@ -268,7 +267,7 @@ def test_the_consumer_works_over_the_filesystem_transport_of_make_run(tx, settin
     endpoint = add_endpoint(tx, organization_id)
     stop = threading.Event()
     with committed(database_url, CONSUMER_APPLICATION) as consumer_tx:
-        consumer = EventConsumer(replace(settings, amqp_url=url), consumer_tx)
+        consumer = EventConsumer(settings.model_copy(update={"amqp_url": url}), consumer_tx)
         thread = threading.Thread(target=consumer.run, args=(stop,), daemon=True)
         thread.start()
         try:

@@ -15,7 +15,7 @@ def worker(**settings) -> DeliveryWorker:
             cursor_secret=bytes(32),
             secret_key=bytes(32),
             api_url="https://127.0.0.1:9",
-            internal_api_token="unused-internal-token",
+            internal_api_token="unused-internal-token-0123456789abcdef",
             **settings,
         ),
         tx=None,  # taking on and giving back never touch the database

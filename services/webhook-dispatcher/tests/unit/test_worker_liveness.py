@@ -16,7 +16,7 @@ def worker() -> DeliveryWorker:
         cursor_secret=bytes(32),
         secret_key=bytes(32),
         api_url="https://127.0.0.1:9",
-        internal_api_token="unused-internal-token",
+        internal_api_token="unused-internal-token-0123456789abcdef",
     )
     return DeliveryWorker(settings, tx=None, database_url="")  # the loop is not run: no database
 

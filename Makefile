@@ -21,7 +21,7 @@ TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1)
 MYPY_PACKAGES := -p dps_common -p dps_testing -p dps_api -p dps_webhooks -p dps_billing -p dps_console -p dps_billing_stand_in -p dps_dev
 
 .PHONY: run test test-fast tests browser install lint typecheck contract bench bench-webhooks bench-billing clean
-.PHONY: compose-env k8s-dev-secrets deploy-check bench-scaling bench-quotes bench-console bench-history
+.PHONY: compose-env k8s-dev-secrets deploy-check test-scale bench-scaling bench-quotes bench-console bench-history
 
 $(RUN_STAMP): constraints.txt libs/common/pyproject.toml services/api/pyproject.toml services/webhook-dispatcher/pyproject.toml \
 		services/billing-connector/pyproject.toml services/console/pyproject.toml tests/stand-ins/billing-platform/pyproject.toml \
@@ -100,6 +100,12 @@ k8s-dev-secrets:
 deploy-check: $(STAMP)
 	test ! -d deploy/k8s/overlays/dev/secrets || $(PYTHON) deploy/k8s/overlays/dev/check_secrets.py
 	$(PYTEST) -p no:xdist tests/deploy
+
+# the scale scenarios alone (also part of `make test`, one xdist group): a three-node RabbitMQ cluster
+# losing the node of the events queue's leader, a PostgreSQL primary lost and its standby promoted;
+# each starts its private servers and prints its figures (deploy/README.md, "Scale")
+test-scale: $(STAMP)
+	$(PYTEST) -p no:xdist -m scale tests/scale
 
 bench-scaling: $(STAMP)
 	$(BIN)/python bench/scaling.py

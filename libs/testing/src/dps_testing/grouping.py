@@ -15,6 +15,7 @@ import pytest
 # Folders (relative to the rootdir) whose modules share a session-scoped stack, with their group.
 SHARED_STACKS = {
     PurePosixPath("tests/contract"): "contract",
+    PurePosixPath("tests/scale"): "scale",  # one worker: each scenario loads the whole machine
     PurePosixPath("services/console/tests/browser"): "console-api",
     PurePosixPath("services/console/tests/integration"): "console-api",
 }

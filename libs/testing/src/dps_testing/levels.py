@@ -6,7 +6,8 @@ fast part of the suite (``make test-fast``) and a new test folder must be given 
 - ``integration``: real PostgreSQL, RabbitMQ, Redis, processes, gunicorn; ``tools/dev-run/tests``
   (``make run`` itself) and the billing platform stand-in's tests count as integration;
 - ``browser``: Playwright and Chromium; ``contract``: ``tests/contract``, the running stack;
-  ``deploy``: ``tests/deploy``, the deployment files.
+  ``deploy``: ``tests/deploy``, the deployment files; ``scale``: ``tests/scale``, a deployment's
+  engines on this machine (a RabbitMQ cluster losing a node, a PostgreSQL failover: ``make test-scale``).
 
 The levels are active where the rootdir's pytest.ini registers the ``unit`` marker (the repository's
 does; a pytest run elsewhere with this venv is left alone).
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-LEVELS = ("unit", "http", "integration", "browser", "contract", "deploy")
+LEVELS = ("unit", "http", "integration", "browser", "contract", "deploy", "scale")
 
 # A level's folder inside a ``tests`` folder: services/*/tests/<level>, libs/common/tests/<level>.
 _LEVEL_FOLDERS = frozenset({"unit", "http", "integration", "browser"})
@@ -25,6 +26,7 @@ _LEVEL_FOLDERS = frozenset({"unit", "http", "integration", "browser"})
 _WHOLE_FOLDERS = {
     PurePosixPath("tests/contract"): "contract",
     PurePosixPath("tests/deploy"): "deploy",
+    PurePosixPath("tests/scale"): "scale",
     PurePosixPath("tools/dev-run/tests"): "integration",
     PurePosixPath("tests/stand-ins/billing-platform/tests"): "integration",
 }

@@ -83,3 +83,17 @@ def test_mails_survive_a_restart(mailbox, tmp_path):
     url, _ = mailbox()  # a second mailbox on the same folder, as the next `make run`
     with urllib.request.urlopen(url + "/messages.json", timeout=10) as answer:
         assert [m["subject"] for m in json.load(answer)["messages"]] == ["kept"]
+
+
+def test_the_page_is_a_template_that_escapes_what_a_mail_holds():
+    from dps_dev.mailbox import Mail, render_page
+
+    hostile = Mail(id="1", sender='"Eve" <eve@example.test>', to=["<b>ada</b>@example.test"], subject="<img src=x onerror=1>",
+                   date="today & tomorrow", text="</pre><script>alert(1)</script>",
+                   links=["https://console.example/sign-in?token=a&b=<c>"])
+    page = render_page([hostile])
+    assert "<script>" not in page and "<img" not in page and "<b>" not in page
+    assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page and "today &amp; tomorrow" in page
+    assert '<a href="https://console.example/sign-in?token=a&amp;b=&lt;c&gt;">' in page
+    assert "&#34;Eve&#34; &lt;eve@example.test&gt;" in page
+    assert "No mail yet" in render_page([]) and "(no subject)" in render_page([Mail("2", "", [], "", "", "", [])])

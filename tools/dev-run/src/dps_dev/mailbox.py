@@ -2,8 +2,8 @@
 every mail sent to it and delivers none, keeping each one as a file in ``.run/mail`` (they survive
 restarts), and a page that shows them, newest first, with their links (the console's sign-in links).
 
-- ``GET /``: the mails as plain HTML (everything a mail holds is escaped; only http(s) links are
-  links; no script, no style, a CSP of ``default-src 'none'``).
+- ``GET /``: the mails as plain HTML (``templates/mailbox.html``, autoescaped: everything a mail holds
+  is escaped; only http(s) links are links; no script, no style, a CSP of ``default-src 'none'``).
 - ``GET /messages.json``: the same as JSON (``?to=`` keeps the mails to one address); ``make run``
   reads the demo admin's sign-in link here.
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import email
 import email.policy
-import html
 import json
 import os
 import re
@@ -30,10 +29,15 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from aiosmtpd.controller import Controller
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 SHOWN = 50  # the newest mails the page and the JSON show
 MAX_MAIL_BYTES = 1024 * 1024
 LINK = re.compile(r"https?://[^\s<>\"']+")
+_PAGES = Environment(
+    loader=PackageLoader("dps_dev", "templates"), autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True, lstrip_blocks=True,
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -154,25 +158,7 @@ def _received(mail_id: str) -> str:
 
 
 def render_page(mails: list[Mail]) -> str:
-    e = html.escape
-    items = []
-    for mail in mails:
-        links = "".join(f'<li><a href="{e(link)}">{e(link)}</a></li>' for link in mail.links)
-        items.append(
-            "<article>"
-            f"<h2>{e(mail.subject) or '(no subject)'}</h2>"
-            f"<p>From {e(mail.sender)} to {e(', '.join(mail.to))}, {e(mail.date)}</p>"
-            + (f"<ul>{links}</ul>" if links else "")
-            + f"<pre>{e(mail.text)}</pre></article><hr>"
-        )
-    body = "".join(items) or "<p>No mail yet. Ask for a sign-in link on the console's sign-in page.</p>"
-    return (
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Development mailbox</title></head>"
-        "<body><h1>Development mailbox</h1>"
-        "<p>Every mail make run's services sent (SMTP sink; nothing is delivered), newest first. "
-        "A sign-in link opens the console's page with its Sign in button; links work once, for 15 minutes.</p>"
-        f"{body}</body></html>"
-    )
+    return _PAGES.get_template("mailbox.html").render(mails=mails)
 
 
 class _PageHandler(BaseHTTPRequestHandler):

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 import falcon
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dps_common.http.app import API_PREFIX, ServiceApp
 
@@ -22,33 +23,15 @@ _ASSETS = {
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
     "favicon-32x32.png": "image/png",
 }
-_HTML = f"""<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <title>Deal Pricing Service API reference</title>
-  <link rel="icon" type="image/png" href="{PAGE}/assets/favicon-32x32.png">
-  <link rel="stylesheet" href="{PAGE}/assets/swagger-ui.css">
-</head>
-<body>
-  <div id="reference"></div>
-  <script src="{PAGE}/assets/swagger-ui-bundle.js"></script>
-  <script src="{PAGE}/start.js"></script>
-</body>
-</html>
-"""
-_START = f"""window.ui = SwaggerUIBundle({{
-  url: "{API_PREFIX}/openapi.json",
-  dom_id: "#reference",
-  deepLinking: true,
-  defaultModelsExpandDepth: 0
-}});
-"""
+# the page and its start script (an HTML page autoescaped, the document's address as a JSON string)
+_TEMPLATES = Environment(loader=PackageLoader("dps_api", "resources/templates"), autoescape=select_autoescape(["html"]))
 
 
 def add_reference_page(app: ServiceApp) -> None:
-    app.add_route(PAGE, _Text(_HTML, falcon.MEDIA_HTML))
-    app.add_route(PAGE + "/start.js", _Text(_START, "text/javascript; charset=utf-8"))
+    page = _TEMPLATES.get_template("reference.html").render(page=PAGE)
+    start = _TEMPLATES.get_template("reference_start.js").render(document=API_PREFIX + "/openapi.json")
+    app.add_route(PAGE, _Text(page, falcon.MEDIA_HTML))
+    app.add_route(PAGE + "/start.js", _Text(start, "text/javascript; charset=utf-8"))
     app.add_route(PAGE + "/assets/{name}", _Asset())
 
 

@@ -1,0 +1,6 @@
+window.ui = SwaggerUIBundle({
+  url: {{ document | tojson }},
+  dom_id: "#reference",
+  deepLinking: true,
+  defaultModelsExpandDepth: 0
+});

@@ -20,7 +20,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 from pact import Pact, Verifier, generate, match
-from pact.match.matcher import GenericMatcher
+from pact.match.matcher import AndMatcher, GenericMatcher
 from pact.types import Message
 from sqlalchemy.orm import Session
 
@@ -72,6 +72,33 @@ class ConsumerContract:
         return recorded, pact
 
 
+# money and quantities: decimal strings, never JSON numbers (a float loses digits)
+DECIMAL = r"^-?\d+(\.\d+)?$"
+
+
+class _Both(AndMatcher[str]):
+    """pact-python's ``a & b`` with the example kept: its AndMatcher gives the mock server no value,
+    which then answers ``null`` in its place."""
+
+    def __init__(self, example: str, *matchers: Any):
+        super().__init__(*matchers)
+        self.example = example
+
+    def to_integration_json(self) -> dict[str, Any]:
+        return {**super().to_integration_json(), "value": self.example}
+
+
+def text(example: str, regex: str) -> AndMatcher[str]:
+    """A string matching ``regex``. A regex alone is matched against a value's text, so it would pass
+    the JSON number 3 for ``^[0-9]+$``: the type is matched too."""
+    return _Both(example, match.str(example), match.regex(example, regex=regex))
+
+
+def decimal_string(example: str) -> AndMatcher[str]:
+    """A decimal as a string (``"270.00"``): ``270`` or ``270.0`` from the provider fails verification."""
+    return text(example, DECIMAL)
+
+
 def from_state(example: str, regex: str, expression: str) -> GenericMatcher[str]:
     """A value the provider state makes (``${endpointId}`` in ``expression``), put in the request by
     the verifier; ``example`` is what the consumer's test sends."""
@@ -101,7 +128,7 @@ def event_envelope(event_type: str, data: Any = None) -> dict[str, Any]:
 
 def request_id_header(example: str = "0123456789abcdef0123456789abcdef") -> dict[str, Any]:
     """The message header the relay publishes with an event a request caused (``X-Request-Id``)."""
-    return {"X-Request-Id": match.regex(example, regex=REQUEST_ID)}
+    return {"X-Request-Id": text(example, REQUEST_ID)}
 
 
 # --- the providers' side: real servers, provider states, outbox messages ------------------------

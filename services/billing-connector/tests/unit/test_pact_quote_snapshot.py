@@ -20,7 +20,7 @@ from pact import Pact, generate, match
 from pact.match.matcher import GenericMatcher
 
 from dps_common.errors import NotFound
-from dps_testing.pacts import ConsumerContract
+from dps_testing.pacts import ConsumerContract, decimal_string
 
 from dps_billing.adapters.quote_snapshots import SnapshotReader
 from dps_billing.domain.quote_snapshot import BillingFrequency, QuoteStatus
@@ -31,7 +31,6 @@ QUOTE = "00000000-0000-4000-8000-000000000001"
 TOKEN = "connector-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)
 PATH = "/internal/v1/organizations/{organizationId}/pricing-quotes/{quoteId}/snapshot"
 UUID_RE = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
-DECIMAL_RE = r"^-?\d+(\.\d+)?$"  # money and quantities: decimal strings, never JSON numbers
 
 
 def snapshot_path(organization_id: str, quote_id: str) -> GenericMatcher[str]:
@@ -43,7 +42,8 @@ def snapshot_path(organization_id: str, quote_id: str) -> GenericMatcher[str]:
 
 
 def money(example: str) -> Any:
-    return match.regex(example, regex=DECIMAL_RE)
+    """Money and quantities, as the reader parses them: decimal strings (a JSON number fails)."""
+    return decimal_string(example)
 
 
 def line(*, price_model: str, price_frequency: str, recurring: bool) -> dict[str, Any]:

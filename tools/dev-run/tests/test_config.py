@@ -16,6 +16,7 @@ from dps_dev.secrets_file import GENERATED
 from dps_dev.system import System, plan
 
 PORTS = ("PORT", "API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT", "BILLING_STAND_IN_PORT", "MAILBOX_PORT", "SMTP_PORT")
+BEHIND = ("API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT")
 DBS = Databases("postgresql://x/dps_api", "postgresql://x/dps_webhooks", "postgresql://x/dps_billing",
                 "postgresql://x/dps_console", "test", embedded=False)
 STRIPE_APP = {
@@ -148,3 +149,43 @@ def test_the_services_that_limit_rates_count_in_the_runs_redis():
     system = plan(config, DBS, {name: make() for name, make in GENERATED.items()})
     for name in ("api", "api outbox relay", "webhook dispatcher", "billing connector"):
         assert _process(system, name)["REDIS_URL"] == "redis://127.0.0.1:6390/0", name
+
+
+def test_two_replicas_run_two_of_every_service_process_behind_balanced_addresses():
+    """DPS_REPLICAS=2: each HTTP server twice on ports of its own, each relay and worker twice (the
+    metrics ports to the first only); the one address and each service's own address (what the
+    services call) balance between the two; the stand-in, the mailbox and the proxy stay single."""
+    replica_ports = {f"{name}_{r}": str(free_port()) for name in BEHIND for r in (1, 2)}
+    metrics = {name: str(free_port()) for name in ("RELAY_METRICS_PORT", "WEBHOOK_WORKER_METRICS_PORT")}
+    config, system = _plan(DPS_REPLICAS="2", **replica_ports, **metrics)
+    names = [p.name for p in system.processes]
+    for single in ("billing platform stand-in", "development mailbox", "proxy"):
+        assert names.count(single) == 1
+    for name in ("api", "api outbox relay", "webhook dispatcher", "webhook worker", "billing connector",
+                 "billing worker", "billing outbox relay", "settings console", "console mail worker"):
+        assert [n for n in names if n.rsplit(" ", 1)[0] == name] == [f"{name} 1", f"{name} 2"], names
+    assert _process(system, "api 2")["PORT"] == replica_ports["API_PORT_2"]
+    [api_2] = [p for p in system.processes if p.name == "api 2"]
+    assert api_2.ready_url == f"http://127.0.0.1:{replica_ports['API_PORT_2']}/readyz"
+    assert _process(system, "api outbox relay 1")["RELAY_METRICS_PORT"] == metrics["RELAY_METRICS_PORT"]
+    assert "RELAY_METRICS_PORT" not in _process(system, "api outbox relay 2")
+    assert "WEBHOOK_WORKER_METRICS_PORT" not in _process(system, "webhook worker 2")
+    # the services still call each other at each service's own address: now the proxy's, balanced
+    assert system.webhooks_env["API_URL"] == f"http://127.0.0.1:{config.ports['API_PORT']}"
+    [proxy] = [p for p in system.processes if p.name == "proxy"]
+    servers = json.loads(proxy.files[0][1])["apps"]["http"]["servers"]
+    public = {tuple(u["dial"] for u in handler["upstreams"]) for route in servers["dps"]["routes"]
+              for handler in route["handle"] if handler["handler"] == "reverse_proxy"}
+    pairs = {tuple(f"127.0.0.1:{replica_ports[f'{name}_{r}']}" for r in (1, 2)) for name in BEHIND}
+    assert public == pairs
+    service_addresses = {server["listen"][0]: tuple(u["dial"] for u in server["routes"][0]["handle"][0]["upstreams"])
+                         for name, server in servers.items() if name != "dps"}
+    assert service_addresses == {f"127.0.0.1:{config.ports[name]}": tuple(
+        f"127.0.0.1:{replica_ports[f'{name}_{r}']}" for r in (1, 2)) for name in BEHIND}
+
+
+def test_one_replica_is_make_runs_default_and_more_than_two_is_refused():
+    _, system = _plan()
+    assert "api" in [p.name for p in system.processes] and "api 1" not in [p.name for p in system.processes]
+    with pytest.raises(ConfigError, match="DPS_REPLICAS must be 1 to 2, got '3'"):
+        RunConfig.from_env(_environ(DPS_REPLICAS="3"))

@@ -40,6 +40,10 @@ BILLING_URLS = ("BILLING_API_URL", "BILLING_MARKETPLACE_URL", "BILLING_DASHBOARD
 # pods behind an ingress), so the X-Forwarded-For the proxy sets can be trusted
 BEHIND_PROXY = ("API_PORT", "WEBHOOKS_PORT", "BILLING_PORT", "CONSOLE_PORT")
 INTERNAL_HOST = "127.0.0.1"
+# DPS_REPLICAS: how many of each service process (dps_dev.replicas); replica r of a service listens on
+# <its port's variable>_<r>, by default its port + REPLICA_PORT_STEP x r
+MAX_REPLICAS = 2
+REPLICA_PORT_STEP = 100
 EXTERNAL = "/external/v1"
 CONSOLE_PATH = "/console"
 
@@ -65,6 +69,7 @@ class RunConfig:
     real_billing_platform: bool = False
     metrics_ports: dict[str, int] = field(default_factory=dict)  # those of METRICS_PORTS that are set
     redis_embedded: bool = False  # redis_url is the runner's own Redis
+    replicas: int = 1  # DPS_REPLICAS: of each service process (dps_dev.replicas)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "RunConfig":
@@ -81,6 +86,13 @@ class RunConfig:
                             "(set none of them for the stand-in)")
         wanted = {name: (default, what) for name, (default, what) in PORTS.items()
                   if not (real_billing and name == "BILLING_STAND_IN_PORT")}
+        replicas_text = env.get("DPS_REPLICAS") or "1"
+        replicas = int(replicas_text) if replicas_text in [str(n) for n in range(1, MAX_REPLICAS + 1)] else 0
+        if not replicas:
+            problems.append(f"DPS_REPLICAS must be 1 to {MAX_REPLICAS}, got {replicas_text!r}")
+        if replicas > 1:
+            wanted.update({f"{name}_{r}": (PORTS[name][0] + REPLICA_PORT_STEP * r, f"{PORTS[name][1]}, replica {r}")
+                           for name in BEHIND_PROXY for r in range(1, replicas + 1)})
         metrics = {name: (0, what) for name, what in METRICS_PORTS.items() if env.get(name)}
         for name, (default, what) in {**wanted, **metrics}.items():
             raw = env.get(name) or str(default)
@@ -90,7 +102,7 @@ class RunConfig:
                 problems.append(f"{name}={raw} is already the port of another service")
             else:
                 ports[name] = int(raw)
-                where = INTERNAL_HOST if name in BEHIND_PROXY else host
+                where = INTERNAL_HOST if name.startswith(BEHIND_PROXY) else host
                 problem = _cannot_listen(where, int(raw))
                 if problem:
                     problems.append(f"{what} cannot listen on {where}:{raw} ({problem}): stop the other server or set {name}")
@@ -109,7 +121,14 @@ class RunConfig:
             environ=env,
             real_billing_platform=real_billing,
             metrics_ports={name: ports.pop(name) for name in metrics},
+            replicas=replicas,
         )
+
+    def upstreams(self, port_name: str) -> list[str]:
+        """Where the proxy sends a service's requests (host:port): its replicas, or the service itself."""
+        if self.replicas == 1:
+            return [self.dial(port_name)]
+        return [self.dial(f"{port_name}_{r}") for r in range(1, self.replicas + 1)]
 
     @property
     def connect_host(self) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,11 @@ NOT_ROUTED = {
 # their Connection header (hop-by-hop) and Go's server would wait for the rest of a stalled body before
 # answering: passed on, the answer goes out at once and the connection closes
 CLOSE_AFTER = {"response": {"set": {"Connection": ["close"]}, "require": {"status_code": [408, 413]}}}
+# two replicas or more (DPS_REPLICAS, dps_dev.replicas): taken in turn; one that cannot be reached is
+# skipped (the request goes to the next, within 5 s) and left alone for 5 s. Caddy retries a request
+# whose connection failed, and only a GET once it was sent: a POST cut by a replica's death is 502.
+BALANCED = {"selection_policy": {"policy": "round_robin"}, "try_duration": "5s", "try_interval": "100ms"}
+PASSIVE_HEALTH = {"passive": {"fail_duration": "5s"}}
 
 
 class IngressError(ConfigError):
@@ -91,8 +97,20 @@ def route_of(routes: list[Route], path: str) -> str | None:
     return None
 
 
-def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], storage: Path) -> dict[str, Any]:
-    """Caddy's JSON config: ``listen`` (host:port) to ``upstreams`` (a Service's name -> host:port)."""
+def reverse_proxy(dials: str | Sequence[str]) -> dict[str, Any]:
+    """Caddy's handler to one upstream (host:port), or balancing between several."""
+    dials = [dials] if isinstance(dials, str) else list(dials)
+    handler: dict[str, Any] = {"handler": "reverse_proxy", "upstreams": [{"dial": dial} for dial in dials],
+                               "headers": CLOSE_AFTER}
+    if len(dials) > 1:
+        handler.update(load_balancing=BALANCED, health_checks=PASSIVE_HEALTH)
+    return handler
+
+
+def caddy_config(listen: str, upstreams: Mapping[str, str | Sequence[str]], routes: list[Route], storage: Path,
+                 services: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """Caddy's JSON config: ``listen`` (host:port) to ``upstreams`` (a Service's name -> host:port, or
+    its replicas' list); and ``services`` (a Service's address -> its replicas), every path balanced."""
     handlers: list[dict[str, Any]] = [
         {"match": [{"path": [HEALTH_PATH]}], "handle": [{"handler": "static_response", "status_code": 200, "body": "ok\n"}],
          "terminal": True},
@@ -101,14 +119,31 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
         handlers.append({
             # Go's regular expressions (RE2): the ingress's patterns, anchored and case-insensitive as nginx's ~*
             "match": [{"path_regexp": {"pattern": "(?i)^" + route.pattern}}],
-            "handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": upstreams[route.backend]}],
-                        "headers": CLOSE_AFTER}],
+            "handle": [reverse_proxy(upstreams[route.backend])],
             "terminal": True,
         })
     handlers.append({"handle": [{
         "handler": "static_response", "status_code": 404, "body": json.dumps(NOT_ROUTED),
         "headers": {"Content-Type": ["application/problem+json"]},
     }]})
+    timeouts = {"read_header_timeout": f"{HEADER_SECONDS}s", "read_timeout": f"{REQUEST_SECONDS}s",
+                "idle_timeout": f"{IDLE_SECONDS}s"}
+    servers: dict[str, Any] = {"dps": {
+        "listen": [listen],
+        "protocols": ["h1"],
+        "automatic_https": {"disable": True},
+        "routes": handlers,
+        "errors": {"routes": error_routes()},
+        "logs": {},  # access lines (http.log.access): those of 500 and over are at ERROR
+        **timeouts,
+    }}
+    for number, (address, dials) in enumerate((services or {}).items(), start=1):
+        servers[f"service-{number}"] = {
+            "listen": [address], "protocols": ["h1"], "automatic_https": {"disable": True},
+            "routes": [{"handle": [reverse_proxy(dials)]}], "errors": {"routes": error_routes()},
+            # the services' own callers, on loopback: the X-Forwarded-For they send is passed on
+            "trusted_proxies": {"source": "static", "ranges": ["127.0.0.1/32"]}, **timeouts,
+        }
     return {
         "admin": {"disabled": True, "config": {"persist": False}},
         "storage": {"module": "file_system", "root": str(storage)},
@@ -116,17 +151,7 @@ def caddy_config(listen: str, upstreams: dict[str, str], routes: list[Route], st
         "logging": {"logs": {"default": {"level": "WARN", "encoder": log_encoder()}}},
         "apps": {"http": {
             "grace_period": "10s",
-            "servers": {"dps": {
-                "listen": [listen],
-                "protocols": ["h1"],
-                "automatic_https": {"disable": True},
-                "routes": handlers,
-                "errors": {"routes": error_routes()},
-                "logs": {},  # access lines (http.log.access): those of 500 and over are at ERROR
-                "read_header_timeout": f"{HEADER_SECONDS}s",
-                "read_timeout": f"{REQUEST_SECONDS}s",
-                "idle_timeout": f"{IDLE_SECONDS}s",
-            }},
+            "servers": servers,
         }},
     }
 

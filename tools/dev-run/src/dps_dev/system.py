@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dps_dev import proxy
-from dps_dev.config import BILLING_URLS, EXTERNAL, INTERNAL_HOST, METRICS_PORTS, RunConfig
+from dps_dev.config import BEHIND_PROXY, BILLING_URLS, EXTERNAL, INTERNAL_HOST, METRICS_PORTS, RunConfig
 from dps_dev.databases import Databases
+from dps_dev.replicas import replicated
 
 BIN = Path(sys.executable).parent
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "python:dps_common.gunicorn_conf"]
@@ -211,15 +212,17 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
         Process("console mail worker", [str(BIN / "dealpricing-console"), "worker"], console_env),
         proxy_process(config, env),  # last: the first to stop
     ]
-    return System(api_env, webhooks_env, billing_env, console_env, processes)
+    return System(api_env, webhooks_env, billing_env, console_env, replicated(config, processes))
 
 
 def proxy_process(config: RunConfig, env: Mapping[str, str]) -> Process:
     """Caddy on HOST:PORT in front of the four services (its config written to the run folder)."""
-    upstreams = {service: config.dial(port) for service, port in proxy.BACKENDS.items()}
+    upstreams = {service: config.upstreams(port) for service, port in proxy.BACKENDS.items()}
+    # with replicas, each service's own port is its Service address, balancing between them (dps_dev.replicas)
+    services = {config.dial(port): config.upstreams(port) for port in BEHIND_PROXY} if config.replicas > 1 else None
     folder = config.run_dir / "proxy"
     path = folder / "caddy.json"
-    caddy = proxy.caddy_config(config.listen, upstreams, proxy.ingress_routes(), folder / "data")
+    caddy = proxy.caddy_config(config.listen, upstreams, proxy.ingress_routes(), folder / "data", services)
     # Caddy's own folders (XDG) in the run folder too: nothing of it in the user's home
     caddy_env = {**env, "XDG_CONFIG_HOME": str(folder / "config"), "XDG_DATA_HOME": str(folder / "data")}
     return Process("proxy", [str(BIN / "caddy"), "run", "--config", str(path)], caddy_env,

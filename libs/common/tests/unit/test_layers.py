@@ -40,6 +40,7 @@ NO_HTTP_MODULES = [
     "dps_common.keyset",
     "dps_common.logs",
     "dps_common.messaging",
+    "dps_common.messaging.consumer",
     "dps_common.messaging.subscriber",
     "dps_common.migrations",
     "dps_common.openapi.examples",

@@ -6,14 +6,14 @@ events exchange for the routing keys it wants (each also followed by a shard wor
 ``EVENTS_SHARDS`` append one, ``dps_common.messaging.shards``), and consumes it on a daemon thread. It suits
 broadcasts that each process acts on locally, such as dropping a revoked key from its cache.
 
-The thread never blocks the caller: a lost or absent broker is retried forever with backoff, and
-``on_connected`` runs after each (re)subscription, once the queue is bound and before messages flow,
+The thread never blocks the caller. It runs the one consume loop (``dps_common.messaging.consumer``):
+a lost or absent broker is retried forever with backoff, and ``on_connected`` runs after each (re)subscription, once the queue is bound and before messages flow,
 so the caller can make up for whatever was published while it was not subscribed. A message the
 handler fails on is logged and dropped (the queue is this process's alone; nothing waits behind it).
 
 The filesystem transport (``make run``) routes a topic exchange to every bound queue through its
 control folder, so it broadcasts too; but it has no exclusive or auto-delete queues. There the
-subscriber removes its binding when it stops, and at start the bindings (and unread messages) of
+loop deletes the queue (its binding) when it stops, and the subscriber removes at start the bindings (and unread messages) of
 subscribers of this host whose process is gone.
 """
 
@@ -28,18 +28,18 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kombu.connection import Connection
 from kombu.entity import Queue, binding
 from kombu.message import Message
-from kombu.messaging import Consumer
 
 from dps_common.messaging.backoff import Backoff
-from dps_common.messaging.broker import broker_errors, connect, events_exchange, redacted
+from dps_common.messaging.broker import events_exchange
+from dps_common.messaging.consumer import DRAIN_SECONDS, ConsumeLoop
 from dps_common.messaging.shards import subscriber_bindings
 
 log = logging.getLogger("dps.messaging.subscriber")
 
-DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and beats the heartbeat while idle
+__all__ = ["DRAIN_SECONDS", "Subscriber", "prune_dead_subscribers", "queue_name"]
+
 QUEUE_PREFIX = "dps.subscriber"
 
 
@@ -54,6 +54,9 @@ def _host() -> str:
 
 
 class Subscriber:
+    """The subscription on a daemon thread of its own, consumed by the one consume loop
+    (``dps_common.messaging.consumer``): a new queue on every connection, nothing acknowledged."""
+
     def __init__(
         self,
         url: str,
@@ -69,13 +72,15 @@ class Subscriber:
         self._exchange = events_exchange(exchange_name)
         self._routing_keys = tuple(routing_keys)
         self._on_message = on_message
-        self._on_connected = on_connected
         self._purpose = purpose
-        self._backoff = backoff or Backoff()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.subscribed = threading.Event()  # set while the queue is bound and consumed
-        self.queue = self._new_queue()  # a new one per connection (see ``_consume``)
+        self.queue = self._new_queue()  # a new one per connection (see ``_queues``)
+        self._loop = ConsumeLoop(
+            url, self._queues, self._handle, name=f"subscriber {purpose}", no_ack=True,
+            on_consuming=on_connected, backoff=backoff,
+        )
+        self.subscribed = self._loop.consuming  # set while the queue is bound and consumed
 
     def start(self) -> None:
         """Start consuming on a daemon thread (call it in the process that uses it: after a fork)."""
@@ -96,48 +101,14 @@ class Subscriber:
 
     def run(self) -> None:
         """Subscribe and consume until ``stop``; returns within about ``DRAIN_SECONDS`` of it."""
-        while not self._stop.is_set():
-            connection = connect(self.url)
-            try:
-                connection.ensure_connection(max_retries=1, interval_start=0)  # the backoff below paces retries
-                self._consume(connection)
-            except broker_errors(connection) as exc:
-                log.warning(
-                    "subscriber disconnected; retrying",
-                    extra={"purpose": self._purpose, "broker": redacted(self.url), "error": repr(exc)},
-                )
-                self._backoff.wait(self._stop)
-            except Exception:  # never lose the thread to a surprise
-                log.exception("subscriber failed; restarting", extra={"purpose": self._purpose})
-                self._backoff.wait(self._stop)
-            finally:
-                self.subscribed.clear()
-                _release(connection)
+        self._loop.run(self._stop)
 
-    def _consume(self, connection: Connection) -> None:
-        channel = connection.channel()
-        virtual = connection.transport.driver_type != "amqp"
-        if virtual:
+    def _queues(self, channel: Any) -> list[Queue]:
+        if not hasattr(channel, "events"):  # kombu's virtual transports: no exclusive queues to vanish
             prune_dead_subscribers(channel, self._exchange.name)
         # a new name each time: the broker may not have dropped the last connection's exclusive queue yet
         self.queue = self._new_queue()
-        consumer = Consumer(channel, queues=[self.queue], on_message=self._handle, no_ack=True, auto_declare=True)
-        consumer.consume()  # declared and bound: from here on nothing published is missed
-        try:
-            self._on_connected()
-            self.subscribed.set()
-            self._backoff.reset()
-            log.info("subscribed", extra={"purpose": self._purpose, "queue": self.queue.name})
-            while not self._stop.is_set():
-                try:
-                    connection.drain_events(timeout=DRAIN_SECONDS)
-                except TimeoutError:
-                    pass
-                connection.heartbeat_check()
-        finally:
-            if virtual and self._stop.is_set():
-                # no auto-delete there: unbind, or every later message is copied to a dead queue
-                self.queue(channel).delete()
+        return [self.queue]
 
     def _new_queue(self) -> Queue:
         return Queue(
@@ -149,11 +120,12 @@ class Subscriber:
             auto_delete=True,
         )
 
-    def _handle(self, message: Message) -> None:
-        try:
-            self._on_message(message.body)
-        except Exception:
-            log.exception("subscriber message not handled", extra={"purpose": self._purpose})
+    def _handle(self, messages: list[Message]) -> None:
+        for message in messages:
+            try:
+                self._on_message(message.body)
+            except Exception:  # the queue is this process's alone: nothing waits behind the message
+                log.exception("subscriber message not handled", extra={"purpose": self._purpose})
 
 
 def prune_dead_subscribers(channel: Any, exchange: str) -> None:
@@ -182,10 +154,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # another user's process: alive
         return True
     return True
-
-
-def _release(connection: Connection) -> None:
-    try:
-        connection.release()
-    except Exception:  # already broken: nothing left to close cleanly
-        log.debug("subscriber connection close failed", exc_info=True)

@@ -25,6 +25,7 @@ CREDENTIAL = "dps_k3y1d_s3cr3t"
 API_KEY = match.regex(CREDENTIAL, regex=r"^dps_[A-Za-z0-9-]+_\S+$")
 RETURN_URL = "https://console.example/console/billing"  # the console's public URL + /billing
 UUID = "00000000-0000-4000-8000-000000000007"
+ONCE = "f" * 43  # the Connect form's one-time token, sent as the Idempotency-Key
 
 
 def billing(url: str) -> Backend:
@@ -69,6 +70,7 @@ def test_connect_asks_for_the_start_url(pact: Pact):
         .given("no billing connection")
         .with_request("POST", BASE + "/billing-connection/authorize")
         .with_header("x-api-key", API_KEY)
+        .with_header("Idempotency-Key", match.regex(ONCE, regex=r"^[A-Za-z0-9_-]{43}$"))  # the form's one-time token
         .with_body({"returnUrl": RETURN_URL}, content_type="application/json")
         .will_respond_with(200)
         .with_body({"startUrl": match.regex("https://billing.example/start/abc", regex=r"^https?://\S+$")},
@@ -76,7 +78,7 @@ def test_connect_asks_for_the_start_url(pact: Pact):
     )
     with pact.serve() as server:
         answer = billing(str(server.url)).call("POST", "/billing-connection/authorize", CREDENTIAL,
-                                               json={"returnUrl": RETURN_URL})
+                                               json={"returnUrl": RETURN_URL}, once=ONCE)
     assert answer["startUrl"] == "https://billing.example/start/abc"
 
 

@@ -38,6 +38,18 @@ FORM = {"url": URL, "description": "Deal desk", "eventTypes": ["quote.approved"]
 STATUS = match.regex("ACTIVE", regex=r"^(ACTIVE|PAUSED|DISABLED)$")
 DELIVERY_STATUS = match.regex("PENDING", regex=r"^(PENDING|SUCCESS|FAILED|EXHAUSTED)$")
 AT = match.regex("2027-01-01T10:00:00Z", regex=OCCURRED_AT)
+TOKEN_RE = r"^[A-Za-z0-9_-]{43}$"  # the submitted form's one-time token (dps_console.domain.tokens)
+
+
+def once(example: str) -> tuple[str, Any]:
+    """The ``Idempotency-Key`` a keyed POST carries (the form's one-time token) and its matcher; each
+    interaction its own example, so the provider's runs of them never share a key. Only the POSTs with
+    a body say it here: the verifier sends a bodiless POST without Content-Length, which the test's
+    wsgiref server then reads to the connection's end once the key makes the service read the body
+    (the console's requests always send ``Content-Length: 0``; the keyed bodiless POSTs of the
+    console, test, rotate-secret and retry, are covered by its HTTP and browser tests)."""
+    value = (example * 43)[:43]
+    return value, match.regex(value, regex=TOKEN_RE)
 
 
 def webhooks(url: str) -> Backend:
@@ -101,22 +113,26 @@ def test_the_endpoint_page_shows_one_endpoint(pact: Pact):
 
 
 def test_adding_an_endpoint_shows_its_secret_once(pact: Pact):
+    key, matcher = once("a")
     (
         called(pact, "a new webhook endpoint", "an organization", "POST", BASE + "/webhook-configs", 201)
+        .with_header("Idempotency-Key", matcher, part="Request")
         .with_body({"id": match.uuid(ENDPOINT), "url": match.str(URL), "secret": match.str("whsec_c2VjcmV0")},
                    content_type="application/json")
         .with_body(FORM, content_type="application/json", part="Request")
     )
     with pact.serve() as server:
-        created = webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=FORM)
+        created = webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=FORM, once=key)
     assert (created["id"], created["secret"]) == (ENDPOINT, "whsec_c2VjcmV0")
 
 
 def test_a_refused_url_is_shown_beside_the_field(pact: Pact):
     form = {**FORM, "url": "http://127.0.0.1:8443/hooks"}
+    key, matcher = once("b")
     (
         called(pact, "a new webhook endpoint with a refused URL", "an organization", "POST",
                BASE + "/webhook-configs", 400)
+        .with_header("Idempotency-Key", matcher, part="Request")
         .with_body(form, content_type="application/json", part="Request")
         .with_body({
             "code": match.str("validation_error"),
@@ -124,7 +140,7 @@ def test_a_refused_url_is_shown_beside_the_field(pact: Pact):
         }, content_type="application/problem+json")
     )
     with pact.serve() as server, pytest.raises(ServiceRefused) as refused:
-        webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=form)
+        webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=form, once=key)
     assert refused.value.problem.fields == {"url": ["must use https"]}
 
 

@@ -86,4 +86,3 @@ class Person:
         elif self.manages_keys:
             shown.append(PUSHES)
         return tuple(shown)
-

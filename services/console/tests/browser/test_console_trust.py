@@ -162,6 +162,9 @@ def test_an_endpoint_is_added_once_and_its_test_sent_once_whatever_the_clicks(
     ok(page.reload())
     assert rotated not in page.content() and "this secret was shown once" in page.content()
     shot(page, "trust-06-signing-secret-shown-once")
+    ok(page.goto(endpoint_page + "/delete"))
+    assert url in page.get_by_role("heading", level=1).inner_text()  # the endpoint as the dispatcher has it
+    shot(page, "trust-13-confirm-revoke-endpoint")
 
 
 def test_connect_reloaded_shows_the_platforms_link_once(page, console, mailbox, browser_org, shot):

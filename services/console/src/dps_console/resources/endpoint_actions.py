@@ -17,8 +17,8 @@ from dps_console.resources.web import ROOT, Renderer, allowed, form_page_token, 
 
 STATUS_ACTIONS = {"pause": "PAUSED", "resume": "ACTIVE", "reactivate": "ACTIVE"}
 DONE_WORDS = {"pause": "paused", "resume": "resumed", "reactivate": "active again"}
-GONE = ("The console showed this signing secret once and does not keep it. If you did not copy it, rotate the "
-        "endpoint's signing secret to get a new one.")
+GONE = ("The console does not keep it: if you did not copy it, rotate the endpoint's signing secret to get a "
+        "new one.")
 
 
 def secret_page(title: str, endpoint: dict[str, Any], back_label: str) -> dict[str, Any]:

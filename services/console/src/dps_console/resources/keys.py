@@ -18,8 +18,7 @@ from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, f
 from dps_console.services.backends import Backend, ServiceRefused, find_listed
 
 FORM_FIELDS = ("name", "role", "userId")
-GONE = ("The console showed this secret once and does not keep it. If you did not copy it, rotate the key "
-        "to get a new one.")
+GONE = "The console does not keep it: if you did not copy it, rotate the key to get a new one."
 KEY_STATUSES = (("active", "active"), ("revoked", "revoked"))
 
 

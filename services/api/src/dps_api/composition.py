@@ -65,12 +65,13 @@ def build_http(settings: Settings, *, tx: Transactions | None = None, key_events
 
 
 def _context(settings: Settings, tx: Transactions) -> AppContext:
+    from dps_api.adapters.outbox import OUTBOX
     from dps_api.resources.context import AppContext
 
     authenticator = Authenticator(
         DatabaseKeyStore(tx, utc_now), settings.api_key_pepper, TtlCache(settings.key_cache_ttl_seconds), utc_now
     )
-    return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now)
+    return AppContext(settings, tx, CursorCodec(settings.cursor_secret), authenticator, utc_now, OUTBOX)
 
 
 def context_of(app: ServiceApp) -> AppContext:

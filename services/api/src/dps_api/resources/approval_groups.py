@@ -12,7 +12,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.paging import PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.approval_config_commands import ApprovalGroupChanges, NewApprovalGroup
 from dps_api.domain.approval_config_views import ApprovalGroupView
 from dps_api.resources.collection import CollectionResource, ItemResource
@@ -109,6 +108,6 @@ class ApprovalGroupResource(ItemResource[ApprovalConfigService, ApprovalGroupVie
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalConfigService(ctx.tx, ctx.now, OUTBOX)
+    service = ApprovalConfigService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/approval-groups", ApprovalGroupsResource(service, ctx.cursors))
     api.add("/approval-groups/{group_id}", ApprovalGroupResource(service))

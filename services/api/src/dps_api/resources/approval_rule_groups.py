@@ -12,7 +12,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.paging import PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.approval_config_commands import ApprovalRuleGroupChanges, NewApprovalRuleGroup
 from dps_api.domain.approval_config_views import ApprovalRuleGroupView
 from dps_api.resources.collection import CollectionResource, DeletableItemResource
@@ -120,6 +119,6 @@ class ApprovalRuleGroupResource(DeletableItemResource[ApprovalConfigService, App
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalConfigService(ctx.tx, ctx.now, OUTBOX)
+    service = ApprovalConfigService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/approval-rule-groups", ApprovalRuleGroupsResource(service, ctx.cursors))
     api.add("/approval-rule-groups/{rule_group_id}", ApprovalRuleGroupResource(service))

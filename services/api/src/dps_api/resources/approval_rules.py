@@ -14,7 +14,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging
 from dps_common.paging import PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.approval_config_commands import ApprovalRuleChanges, NewApprovalRule
 from dps_api.domain.approval_config_views import ApprovalRuleView
 from dps_api.domain.approval_rules import Condition
@@ -136,6 +135,6 @@ class ApprovalRuleResource(DeletableItemResource[ApprovalConfigService, Approval
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalConfigService(ctx.tx, ctx.now, OUTBOX)
+    service = ApprovalConfigService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/approval-rules", ApprovalRulesResource(service, ctx.cursors))
     api.add("/approval-rules/{rule_id}", ApprovalRuleResource(service))

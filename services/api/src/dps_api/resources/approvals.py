@@ -23,7 +23,6 @@ from dps_common.http.params import (
 )
 from dps_common.paging import CursorCodec, PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.approval_flow import RequestStatus
 from dps_api.domain.approval_requests import ApprovalRequestView
 from dps_api.resources.context import AppContext
@@ -213,7 +212,7 @@ class QuoteApprovalResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = ApprovalService(ctx.tx, ctx.now, OUTBOX)
+    service = ApprovalService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/pricing-quotes/{quote_id}/approval", QuoteApprovalResource(service))
     api.add("/approvals", ApprovalsResource(service, ctx.cursors))
     api.add("/approvals/{approval_id}", ApprovalResource(service))

@@ -10,6 +10,7 @@ from dps_common.auth.authenticator import Authenticator
 from dps_common.db import Transactions
 from dps_common.paging import CursorCodec
 
+from dps_api.services.outbox import Outbox
 from dps_api.settings import Settings
 
 
@@ -20,3 +21,4 @@ class AppContext:
     cursors: CursorCodec
     authenticator: Authenticator
     now: Callable[[], datetime]
+    outbox: Outbox  # where the use cases record their events (the outbox adapter renders them)

@@ -8,7 +8,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, QueryParam
 from dps_common.http.params import invalid_param, path_id, query_uuid
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.deal_group_commands import DealGroupChanges, NewDealGroup
 from dps_api.resources.context import AppContext
 from dps_api.schemas.common import patch
@@ -125,6 +124,6 @@ class DealGroupResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = DealGroupService(ctx.tx, ctx.now, OUTBOX)
+    service = DealGroupService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/deal-groups", DealGroupsResource(service))
     api.add("/deal-groups/{deal_group_id}", DealGroupResource(service))

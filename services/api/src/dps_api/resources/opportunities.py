@@ -15,7 +15,6 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_enum, query_str, query_uuid
 from dps_common.paging import CursorCodec, PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.opportunity_commands import NewOpportunity, OpportunityChanges
 from dps_api.domain.vocabulary import OpportunityStage
 from dps_api.resources.context import AppContext
@@ -177,7 +176,7 @@ class ClosedWonResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = OpportunityService(ctx.tx, ctx.now, OUTBOX)
+    service = OpportunityService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/opportunities", OpportunitiesResource(service, ctx.cursors))
     api.add("/opportunities/{opportunity_id}", OpportunityResource(service))
     api.add("/opportunities/{opportunity_id}/closed-won", ClosedWonResource(service))

@@ -14,7 +14,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.paging import PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.catalog_commands import NewPricebook, PricebookChanges, PriceEntry
 from dps_api.domain.catalog_views import PricebookView
 from dps_api.resources.collection import CollectionResource, ItemResource
@@ -126,6 +125,6 @@ class PricebookResource(ItemResource[PricebookService, PricebookView]):
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = PricebookService(ctx.tx, ctx.now, OUTBOX)
+    service = PricebookService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/pricebooks", PricebooksResource(service, ctx.cursors))
     api.add("/pricebooks/{pricebook_id}", PricebookResource(service))

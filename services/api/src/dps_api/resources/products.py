@@ -16,7 +16,6 @@ from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.params import path_id
 from dps_common.paging import PageRequest
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.catalog_commands import NewProduct, ProductChanges
 from dps_api.domain.catalog_views import ProductView
 from dps_api.resources.collection import CollectionResource, ItemResource
@@ -172,7 +171,7 @@ class ProductVersionResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = CatalogService(ctx.tx, ctx.now, OUTBOX)
+    service = CatalogService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/products", ProductsResource(service, ctx.cursors))
     api.add("/products/{product_id}", ProductResource(service))
     api.add("/products/{product_id}/versions/{version}", ProductVersionResource(service))

@@ -10,7 +10,6 @@ from dps_common.http.bodies import parse_body
 from dps_common.http.operations import Operation
 from dps_common.http.params import path_id
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.commands import NOT_SENT, NotSent
 from dps_api.domain.quote_commands import UpdateQuoteLine
 from dps_api.resources.context import AppContext
@@ -101,6 +100,6 @@ class QuoteLineResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = QuoteLineService(ctx.tx, ctx.now, OUTBOX)
+    service = QuoteLineService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/pricing-quotes/{quote_id}/lines", QuoteLinesResource(service))
     api.add("/pricing-quotes/{quote_id}/lines/{line_id}", QuoteLineResource(service))

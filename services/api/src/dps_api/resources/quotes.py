@@ -17,7 +17,6 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id, query_enum, query_uuid
 from dps_common.paging import CursorCodec
 
-from dps_api.adapters.outbox import OUTBOX
 from dps_api.domain.quote_commands import CreateQuote, QuoteLineInput, UpdateQuote
 from dps_api.domain.vocabulary import QuoteStatus
 from dps_api.resources.context import AppContext
@@ -175,6 +174,6 @@ class PricingQuoteResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = QuoteService(ctx.tx, ctx.now, OUTBOX)
+    service = QuoteService(ctx.tx, ctx.now, ctx.outbox)
     api.add("/pricing-quotes", PricingQuotesResource(service, ctx.cursors))
     api.add("/pricing-quotes/{quote_id}", PricingQuoteResource(service))

@@ -17,13 +17,16 @@ import pytest
 
 from dps_testing.layers import (
     HTTP,
+    LAYERS,
     PackageImports,
     Process,
     ServiceLayers,
     first_to_load,
+    http_loaded_by,
     in_part,
     loaded_in_a_fresh_interpreter,
     loaded_step_by_step,
+    reach,
 )
 
 NO_HTTP_MODULES = [
@@ -53,16 +56,14 @@ NO_HTTP_MODULES = [
     "dps_common.work_queue",
 ]
 
-RELAY = Process(
-    "outbox relay",
-    "dps_common.outbox.relay.cli",
+BUILD_RELAY = (
     "from dps_common.db import Transactions, make_engine\n"
     "from dps_common.outbox.relay.relay import OutboxRelay\n"
     "from dps_common.outbox.relay.settings import RelaySettings\n"
     "settings = RelaySettings.from_env()\n"
-    "OutboxRelay(settings, Transactions.for_engine(make_engine(settings.database_url, pool_size=1)))",
-    {"DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/dps_relay_layers"},
+    "OutboxRelay(settings, Transactions.for_engine(make_engine(settings.database_url, pool_size=1)))"
 )
+RELAY_ENV = {"DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/dps_relay_layers"}
 
 
 def test_modules_for_processes_without_http_load_no_http_framework():
@@ -70,7 +71,7 @@ def test_modules_for_processes_without_http_load_no_http_framework():
 
 
 def test_the_outbox_relay_loads_no_http_framework():
-    assert RELAY.offences() == []
+    assert http_loaded_by("outbox relay", "dps_common.outbox.relay.cli", BUILD_RELAY, RELAY_ENV) == []
 
 
 def test_auth_never_imports_http():
@@ -81,43 +82,79 @@ def test_auth_never_imports_http():
 
 
 # --- the check itself -----------------------------------------------------------------------------
+# A package made for it, with one offence against each rule of the table (dps_testing.layers.LAYERS)
+# and modules that keep to them: the check reports each offence, and no more.
 
 PROBE = "layers_probe"
 PROBE_FILES = {
     "__init__.py": "",
-    "settings.py": "",
+    "settings.py": "import sqlalchemy\n\nclass Settings:\n    @classmethod\n    def from_env(cls):\n        return cls()\n",
+    "stray.py": "",  # in no layer
     "domain/__init__.py": "",
     "domain/money.py": "import falcon\n",  # a framework in the domain
     "domain/rules.py": "from ..db import base\n",  # the domain reaching up
+    "domain/values.py": "",
     "db/__init__.py": "",
     "db/base.py": "import sqlalchemy\n",
+    "db/orders.py": "from layers_probe.schemas import views\n",  # the store rendering
     "schemas/__init__.py": "",
-    "schemas/views.py": "from layers_probe.domain import rules\n",
+    "schemas/views.py": "from layers_probe.domain import values\n",
+    "schemas/bodies.py": "import psycopg\n",  # SQL in the rendering
+    "adapters/__init__.py": "",
+    "adapters/outbox.py": "from layers_probe.schemas import views\n",  # an adapter renders: allowed
+    "adapters/mail.py": "from layers_probe.services import orders\n",  # an adapter calling a use case
     "services/__init__.py": "",
-    "services/orders.py": "def later():\n    from layers_probe import app\n",  # a use case reaching an entry point
+    "services/orders.py": "from layers_probe.adapters import outbox\n",  # a use case reaching the rendering
+    "services/late.py": "def later():\n    from layers_probe.resources import orders\n",  # a resource, in a function
+    "services/people.py": "from layers_probe.db import base\nimport gunicorn\n",  # HTTP in a use case
     "resources/__init__.py": "",
-    "resources/orders.py": "from sqlalchemy import select\nfrom layers_probe.db import base\n",
-    "app.py": "import falcon\n",
-    "cli.py": "from layers_probe.worker import build\n",
-    "worker.py": "def build():\n    from layers_probe import app\n",  # loads falcon only when built
-    "stray.py": "",
+    "resources/orders.py": "import falcon\nfrom sqlalchemy import select\nfrom layers_probe.db import base\nfrom layers_probe.services import orders\n",
+    "workers/__init__.py": "",
+    "workers/push.py": "from layers_probe.workers import mail\nfrom layers_probe.db import base\n",  # another worker, a store
+    "workers/mail/__init__.py": "from layers_probe.workers.mail import loop\n",  # a worker of two modules: allowed
+    "workers/mail/loop.py": "from layers_probe.adapters import outbox\nfrom layers_probe.services import orders\n",
+    "composition.py": (
+        "def build_http(settings):\n    import falcon\n    from layers_probe.resources import orders\n\n"
+        "def build_push(settings):\n    from layers_probe.resources import orders\n    from layers_probe.workers import push\n\n"
+        "def build_mail(settings):\n    from layers_probe.workers import mail\n"
+    ),
+    "wsgi.py": "from layers_probe.resources import orders\n",  # an entry point past composition
+    "cli/__init__.py": "from layers_probe import composition\nfrom layers_probe.cli import parser\n",
+    "cli/parser.py": "from layers_probe.services import orders\n",  # the command line calling a use case
 }
 
 
 @pytest.fixture(scope="module")
-def probe(tmp_path_factory: pytest.TempPathFactory) -> ServiceLayers:
+def probe_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("probe")
     for name, text in PROBE_FILES.items():
         path = root / PROBE / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    sys.path.insert(0, str(root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def probe(probe_root: Path) -> ServiceLayers:
+    sys.path.insert(0, str(probe_root))
     try:
         package = __import__(PROBE)
     finally:
-        sys.path.remove(str(root))
-    built = Process("probe worker", f"{PROBE}.cli", f"from {PROBE}.worker import build\nbuild()", {"PYTHONPATH": str(root)})
-    return ServiceLayers(package, entry_points=("app", "cli", "worker"), processes=(built,))
+        sys.path.remove(str(probe_root))
+    env = {"PYTHONPATH": str(probe_root)}
+    return ServiceLayers(package, processes=(
+        Process("push worker", "build_push", env), Process("mail worker", "build_mail", env),
+        Process("retention", "build_retention", env),
+    ))
+
+
+def test_the_table_names_every_layer_and_what_it_may_reach():
+    assert [layer.name for layer in LAYERS] == [
+        "domain", "settings", "db", "schemas", "adapters", "services", "resources", "workers", "composition", "wsgi", "cli",
+    ]
+    assert reach("services") == {"services", "domain", "db", "adapters", "settings"}  # not schemas, through adapters
+    assert reach("resources") == {"resources", "services", "schemas", "domain", "settings", "db", "adapters"}
+    assert {layer.name for layer in LAYERS if "workers" in reach(layer.name)} == {"workers", "composition", "wsgi", "cli"}
 
 
 def test_the_walk_sees_imports_anywhere_in_a_module(tmp_path: Path, probe: ServiceLayers):
@@ -138,40 +175,65 @@ def test_the_walk_sees_imports_anywhere_in_a_module(tmp_path: Path, probe: Servi
     assert {f"{PROBE}.db", f"{PROBE}.db.base", f"{PROBE}.services.orders"} <= imports.reached(f"{PROBE}.schemas.probe")
 
 
-def test_the_check_places_every_module(probe: ServiceLayers):
+def test_the_check_places_every_module_by_its_folder(probe: ServiceLayers):
     assert probe.layer_of(f"{PROBE}.domain.money") == "domain"
-    assert probe.layer_of(f"{PROBE}.worker") == "entry points"
+    assert probe.layer_of(f"{PROBE}.workers.mail.loop") == "workers"
+    assert probe.layer_of(f"{PROBE}.cli.parser") == "cli"
+    assert probe.layer_of(PROBE) is None
     assert probe.unplaced() == [f"{PROBE}.stray"]
 
 
 def test_the_check_reports_each_offence_of_the_source(probe: ServiceLayers):
-    assert set(probe.source_offences()) == {
-        f"{PROBE}.domain.money (domain) imports falcon",
-        f"{PROBE}.domain.rules (domain) reaches {PROBE}.db (db)",
-        f"{PROBE}.domain.rules (domain) reaches {PROBE}.db.base (db)",
-        f"{PROBE}.domain.rules (domain) imports sqlalchemy",
-        f"{PROBE}.schemas.views (schemas) reaches {PROBE}.db (db)",
-        f"{PROBE}.schemas.views (schemas) reaches {PROBE}.db.base (db)",
-        f"{PROBE}.schemas.views (schemas) imports sqlalchemy",
-        f"{PROBE}.services.orders (services) reaches {PROBE}.app (entry points)",
-        f"{PROBE}.services.orders (services) imports falcon",
-        f"{PROBE}.resources.orders (resources) imports sqlalchemy",
-        f"{PROBE}.resources.orders (resources) imports {PROBE}.db",
-        f"{PROBE}.resources.orders (resources) imports {PROBE}.db.base",
-        f"probe worker: {PROBE}.cli reaches a module importing falcon",
-    }
+    P = PROBE
+    assert probe.source_offences() == [
+        f"{P}.adapters.mail (adapters) imports {P}.services (services)",
+        f"{P}.adapters.mail (adapters) imports {P}.services.orders (services)",
+        f"{P}.cli.parser (cli) imports {P}.services (services)",
+        f"{P}.cli.parser (cli) imports {P}.services.orders (services)",
+        f"{P}.db.orders (db) imports {P}.schemas (schemas)",
+        f"{P}.db.orders (db) imports {P}.schemas.views (schemas)",
+        f"{P}.domain.money (domain) imports falcon",
+        f"{P}.domain.rules (domain) imports {P}.db (db)",
+        f"{P}.domain.rules (domain) imports {P}.db.base (db)",
+        f"{P}.domain.rules (domain) reaches sqlalchemy through {P}.db.base",
+        f"{P}.resources.orders (resources) imports {P}.db (db)",
+        f"{P}.resources.orders (resources) imports {P}.db.base (db)",
+        f"{P}.resources.orders (resources) imports sqlalchemy",
+        f"{P}.schemas.bodies (schemas) imports psycopg",
+        f"{P}.services.late (services) imports {P}.resources (resources)",
+        f"{P}.services.late (services) imports {P}.resources.orders (resources)",
+        f"{P}.services.late (services) reaches {P}.schemas (schemas)",
+        f"{P}.services.late (services) reaches {P}.schemas.views (schemas)",
+        f"{P}.services.late (services) reaches falcon through {P}.resources.orders",
+        f"{P}.services.orders (services) reaches {P}.schemas (schemas)",  # through the adapter
+        f"{P}.services.orders (services) reaches {P}.schemas.views (schemas)",
+        f"{P}.services.people (services) imports gunicorn",
+        f"{P}.settings (settings) imports sqlalchemy",
+        f"{P}.workers.push (workers) imports {P}.db (db)",
+        f"{P}.workers.push (workers) imports {P}.db.base (db)",
+        f"{P}.workers.push (workers) imports {P}.workers.mail (workers)",
+        f"{P}.workers.push (workers) reaches {P}.workers.mail.loop (workers)",
+        f"{P}.wsgi (wsgi) imports {P}.resources (resources)",
+        f"{P}.wsgi (wsgi) imports {P}.resources.orders (resources)",
+    ]
 
 
 def test_the_check_reports_what_a_layer_loads_in_a_fresh_interpreter(probe: ServiceLayers, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(Path(probe.package.__file__ or "").parent.parent))
-    assert probe.runtime_layers() == ["domain", "settings", "db", "schemas", "services"]
-    assert set(probe.runtime_offences("domain")) == {
-        f"{PROBE}.domain.money loads falcon",
-        f"{PROBE}.domain.rules loads sqlalchemy",
-        f"{PROBE}.domain.rules loads {PROBE}.db (db)",
-        f"{PROBE}.domain.rules loads {PROBE}.db.base (db)",
+    P = PROBE
+    assert probe.runtime_layers() == ["domain", "settings", "db", "schemas", "adapters", "services", "resources", "workers"]
+    assert {layer: probe.runtime_offences(layer) for layer in probe.runtime_layers()} == {
+        "domain": [f"{P}.domain.money loads falcon", f"{P}.domain.rules loads sqlalchemy",
+                   f"{P}.domain.rules loads {P}.db (db)", f"{P}.domain.rules loads {P}.db.base (db)"],
+        "settings": [f"{P}.settings loads sqlalchemy"],
+        "db": [f"{P}.db.orders loads {P}.schemas (schemas)", f"{P}.db.orders loads {P}.schemas.views (schemas)"],
+        "schemas": [f"{P}.schemas.bodies loads psycopg"],
+        "adapters": [f"{P}.adapters.mail loads {P}.services (services)", f"{P}.adapters.mail loads {P}.services.orders (services)"],
+        "services": [f"{P}.services.people loads gunicorn", f"{P}.services.orders loads {P}.schemas (schemas)",
+                     f"{P}.services.orders loads {P}.schemas.views (schemas)"],  # the late import of a resource waits
+        "resources": [],
+        "workers": [],  # a worker importing another is seen in the source only
     }
-    assert probe.runtime_offences("services") == []  # its import of the app waits in a function
 
 
 def test_a_layer_checked_on_top_of_another_reports_what_it_does_alone(probe: ServiceLayers, monkeypatch):
@@ -183,6 +245,11 @@ def test_a_layer_checked_on_top_of_another_reports_what_it_does_alone(probe: Ser
         assert probe.runtime_offences(layer) == probe.runtime_offences_alone(layer), layer
 
 
-def test_the_check_reports_a_process_loading_falcon_once_built(probe: ServiceLayers):
-    (worker,) = probe.processes
-    assert worker.offences() == ["probe worker: (built) loads falcon"]
+def test_composition_builds_http_and_every_process(probe: ServiceLayers):
+    assert probe.composition_offences() == [f"{PROBE}.composition defines no build_retention(settings)"]
+
+
+def test_a_process_is_built_by_composition_and_checked_in_a_fresh_interpreter(probe: ServiceLayers):
+    push, mail, _ = probe.processes
+    assert probe.process_offences(push) == ["push worker: (built) loads falcon"]  # its build takes a resource
+    assert probe.process_offences(mail) == []

@@ -1,26 +1,31 @@
-"""One layers check for every service: what a package's modules may import, and which processes may
-load an HTTP framework.
+"""One plan for every service: the same layers, the same rules, no service's own exceptions.
 
-A service's package is cut into the same layers everywhere, named by its folders: ``domain`` (stands on
-nothing of the package and on no framework), ``settings`` (nothing of the package), ``db`` (the
-domain), ``schemas`` (the domain; no SQL), ``services``, the use cases (the layers below and the
-package's ``support`` modules; no HTTP framework), ``resources`` (HTTP; no SQL, no ``db`` module
-imported directly), and the ``entry_points`` each service names (composition roots, routes, the
-command line, worker loops). ``support`` are the modules a service names beside the layers (clients
-of other systems, the parts of a worker): like the use cases, they never reach an entry point or a
-resource and load no HTTP framework. Every module sits in exactly one layer.
+A service's package holds these parts and no other module or folder of Python (its Alembic tree,
+``migrations/``, aside), each a layer of the same name (``LAYERS``, the one table of rules):
 
-Two views are checked. The source view (``PackageImports``): what each module imports anywhere in
-its text (an import inside a function or under ``TYPE_CHECKING`` counts: it names the module it
-depends on), followed through the package. The runtime view: what importing a whole layer pulls into
-one fresh interpreter, so that a framework arriving through another package (``dps_common``, a third
-party) is seen too and modules imported by other tests cannot hide anything; and for each process
-without HTTP (a worker, a relay, a consumer, a command line), what importing its entry point and
-putting the process together (``Process.build``, without running it) loads, in a fresh interpreter
-of its own: never ``falcon``.
+- ``domain/``: pure rules and plain values; ``settings.py``; ``db/``: models, one store per aggregate;
+- ``schemas/``: rendering answers and event data, parsing bodies;
+- ``adapters/``: every client of another system (the api, the billing platform, webhook HTTP, the
+  broker, mail, metrics exporters);
+- ``services/``: the use cases; ``resources/``: HTTP (with the route table and what a resource
+  receives); ``workers/``: one module (or folder) per process that serves no HTTP, its loop only;
+- ``composition.py``: ``build_http(settings)`` and a ``build_<process>(settings)`` per other process;
+- ``wsgi.py`` and ``cli.py`` (or ``cli/``): the entry points, which call only ``composition``.
 
-A service's test module subclasses ``LayersSuite`` with its ``ServiceLayers``; the checks are the
-suite's, the same for all.
+A layer's modules import only the layers its row names (``uses``; its own too, but for a worker,
+which never imports another worker), never reach those its row forbids even through another
+module (``never_reaches``: a use case never reaches the rendering), and never load the frameworks
+its row names (``never_loads``); nothing uses ``workers``, ``resources``, ``composition``, ``wsgi``
+or ``cli`` but ``composition`` (and the entry points, ``composition``).
+
+Two views are checked. The source view (``dps_testing.package_imports``): what each module imports
+anywhere in its text, followed through the package. The runtime view: what importing a whole layer
+pulls into a fresh interpreter, so that a framework arriving through another package (``dps_common``,
+a third party) is seen too and modules imported by other tests hide nothing; and for each process
+without HTTP, what running its command line module and its ``composition.build_<process>`` (without
+running the process) loads, in a fresh interpreter of its own: never an HTTP framework.
+
+A service's test module: ``class TestLayers(LayersSuite): layers = ServiceLayers(package, processes=...)``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ import ast
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -41,106 +45,89 @@ from dps_testing.fresh_imports import (
     loaded_in_branches,
     loaded_step_by_step,
 )
+from dps_testing.package_imports import PackageImports, in_part, top_level
 
-__all__ = ["loaded_in_a_fresh_interpreter", "loaded_step_by_step"]  # the runtime view's, used from here too
+__all__ = [  # the source and runtime views' helpers, used from here too
+    "PackageImports", "in_part", "loaded_in_a_fresh_interpreter", "loaded_step_by_step", "top_level",
+]
 
 SQL = frozenset({"sqlalchemy", "psycopg"})
 HTTP = frozenset({"falcon", "jinja2", "gunicorn"})
 FRAMEWORKS = SQL | HTTP | {"alembic", "pydantic", "kombu", "requests", "prometheus_client", "stripe"}
 
 
-class PackageImports:
-    """The import graph of one package (its Alembic tree aside: Alembic loads it, nothing imports it)."""
+@dataclass(frozen=True)
+class Layer:
+    """One row of the rules: a part of every service's package and what its modules may do."""
 
-    def __init__(self, package: ModuleType, skip: tuple[str, ...] = ("migrations",)):
-        assert package.__file__ is not None
-        self.package = package.__name__
-        self._root = Path(package.__file__).parent
-        self._skip = skip
-        self._direct: dict[str, frozenset[str]] = {}
-        self._reached: dict[str, frozenset[str]] = {}
-
-    @cached_property
-    def modules(self) -> dict[str, Path]:
-        found = {}
-        for path in self._root.rglob("*.py"):
-            parts = path.relative_to(self._root).with_suffix("").parts
-            if parts[0] in self._skip:
-                continue
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            found[".".join((self.package, *parts))] = path
-        return found
-
-    def _package_of(self, module: str) -> str:
-        return module if self.modules[module].name == "__init__.py" else module.rpartition(".")[0]
-
-    def direct_imports(self, module: str) -> frozenset[str]:
-        """The modules (of any package) that ``module``'s source imports, wherever in it."""
-        if module not in self._direct:
-            path = self.modules[module]
-            imported: set[str] = set()
-            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-                if isinstance(node, ast.Import):
-                    imported.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        anchor = self._package_of(module).split(".")
-                        anchor = anchor[: len(anchor) - node.level + 1]
-                        base = ".".join([*anchor, base] if base else anchor)
-                    imported.add(base)
-                    # ``from pkg.services import catalog`` imports the module ``pkg.services.catalog``
-                    imported.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.modules)
-            self._direct[module] = frozenset(imported)
-        return self._direct[module]
-
-    def reached(self, module: str) -> frozenset[str]:
-        """The package's modules that importing ``module`` (and calling into it) may load, itself included."""
-        if module not in self._reached:
-            seen: set[str] = set()
-            todo = [module]
-            while todo:
-                current = todo.pop()
-                if current in seen:
-                    continue
-                seen.add(current)
-                for name in self.direct_imports(current):
-                    todo.extend(m for m in _with_parents(name) if m in self.modules)
-            self._reached[module] = frozenset(seen)
-        return self._reached[module]
-
-    def modules_of(self, *parts: str) -> list[str]:
-        return sorted(m for m in self.modules if any(in_part(m, part) for part in parts))
-
-    def outside(self, modules: Set[str], *allowed: str) -> set[str]:
-        """The package's modules in ``modules`` that are not within one of the ``allowed`` parts."""
-        return {
-            m for m in modules
-            if in_part(m, self.package) and m != self.package and not any(in_part(m, p) for p in allowed)
-        }
-
-    def frameworks_imported(self, modules: Set[str], frameworks: Set[str]) -> set[str]:
-        return top_level(set().union(*(self.direct_imports(m) for m in modules))) & set(frameworks)
+    name: str
+    uses: frozenset[str]  # the layers its modules may import (besides their own)
+    never_loads: frozenset[str] = frozenset()  # frameworks: not imported, nor by anything it reaches
+    never_imports: frozenset[str] = frozenset()  # frameworks its own modules may not import
+    never_reaches: frozenset[str] = frozenset()  # layers not reached even through another module
+    apart: bool = False  # each module (or folder) of it stands alone: none imports another
 
 
-def _with_parents(module: str) -> set[str]:
-    """Importing ``a.b.c`` runs ``a`` and ``a.b`` first."""
-    parts = module.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+def _uses(*names: str) -> frozenset[str]:
+    return frozenset(names)
 
 
-def in_part(module: str, part: str) -> bool:
-    return module == part or module.startswith(part + ".")
+EVERY_LAYER = _uses("domain", "settings", "db", "schemas", "adapters", "services", "resources", "workers",
+                    "composition", "wsgi", "cli")
+LAYERS: tuple[Layer, ...] = (
+    Layer("domain", _uses(), never_loads=FRAMEWORKS),
+    Layer("settings", _uses(), never_loads=HTTP | SQL),
+    Layer("db", _uses("domain", "settings"), never_loads=HTTP),
+    Layer("schemas", _uses("domain"), never_loads=HTTP | SQL),
+    Layer("adapters", _uses("domain", "schemas", "db", "settings"), never_loads=HTTP),
+    Layer("services", _uses("domain", "db", "adapters", "settings"), never_loads=HTTP, never_reaches=_uses("schemas")),
+    Layer("resources", _uses("services", "schemas", "domain", "settings"), never_imports=SQL),
+    Layer("workers", _uses("services", "adapters", "domain", "settings"), never_loads=HTTP, apart=True),
+    Layer("composition", EVERY_LAYER),
+    Layer("wsgi", _uses("composition", "settings")),
+    Layer("cli", _uses("composition", "settings")),
+)
+RULES = {layer.name: layer for layer in LAYERS}
+assert set(RULES) == EVERY_LAYER
 
 
-def top_level(modules: Set[str]) -> set[str]:
-    return {m.partition(".")[0] for m in modules}
+def reach(name: str) -> frozenset[str]:
+    """The layers a layer's modules may load: those it uses, theirs in turn, less its ``never_reaches``."""
+    found, todo = {name}, [name]
+    while todo:
+        for used in RULES[todo.pop()].uses - found:
+            found.add(used)
+            todo.append(used)
+    return frozenset(found - RULES[name].never_reaches)
 
 
+# The runtime view imports each layer on top of the one named here (None: a fresh interpreter), in one
+# interpreter per service, a fork per layer: what a layer may use is imported once. The base is only
+# trusted where it loaded nothing the layer may not (else the layer gets a fresh interpreter).
+RUNTIME_BASE: dict[str, str | None] = {
+    "domain": None, "settings": None, "db": "domain", "schemas": "domain", "adapters": "schemas",
+    "services": "db", "resources": "services", "workers": "services",
+}
 
 
-# --- the runtime view ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Process:
+    """A process that serves no HTTP: its console script runs the package's ``command`` module, which
+    puts it together with ``composition.<build>(<settings>.from_env())``, ``settings`` naming the
+    class (in the package) and ``env`` its configuration."""
+
+    name: str
+    build: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    command: str = "cli"
+    settings: str = "settings.Settings"
+
+
+def http_loaded_by(name: str, entry_point: str, build: str = "", env: Mapping[str, str] | None = None) -> list[str]:
+    """What importing ``entry_point`` and then running the statements ``build`` loads of an HTTP
+    framework, in a fresh interpreter: ``"<name>: <step> loads falcon"``, one per framework."""
+    steps = loaded_step_by_step([entry_point], build, env)
+    return [f"{name}: {step} loads {framework}" for framework, step in first_to_load(steps, HTTP).items()]
 
 
 def first_to_load(steps: Steps, wanted: Set[str]) -> dict[str, str]:
@@ -152,98 +139,41 @@ def first_to_load(steps: Steps, wanted: Set[str]) -> dict[str, str]:
     return first
 
 
-# --- the rules ----------------------------------------------------------------------------------------
-
-LAYERS = ("domain", "settings", "db", "schemas", "services", "resources")
-SUPPORT, ENTRY_POINTS = "support", "entry points"
-# what each layer's modules may reach of their own package (the layers not named here may reach anything)
-MAY_USE: dict[str, frozenset[str]] = {
-    "domain": frozenset({"domain"}),
-    "settings": frozenset({"settings"}),
-    "db": frozenset({"db", "domain"}),
-    "schemas": frozenset({"schemas", "domain"}),
-    "services": frozenset({"services", SUPPORT, "schemas", "db", "domain", "settings"}),
-    SUPPORT: frozenset({SUPPORT, "services", "schemas", "db", "domain", "settings"}),
-}
-# what each layer's modules may not import (source view) nor load (runtime view)
-MAY_NOT_LOAD: dict[str, frozenset[str]] = {
-    "domain": FRAMEWORKS,
-    "settings": HTTP | SQL,
-    "schemas": SQL,
-    "services": HTTP,
-    SUPPORT: HTTP,
-}
-# The runtime view imports each layer on top of the one named here (None: a fresh interpreter), in one
-# interpreter per service, a fork per layer: what a layer may use is imported once. The base is only
-# trusted where it holds nothing the layer may not load (else the layer gets a fresh interpreter).
-RUNTIME_BASE: dict[str, str | None] = {
-    "settings": None,
-    "domain": None,
-    "db": "domain",
-    "schemas": "domain",
-    "services": "schemas",
-    SUPPORT: "services",
-}
-
-
-@dataclass(frozen=True)
-class Process:
-    """A process that serves no HTTP: the module its console script runs and, in ``build``, the
-    statements that put it together as that script does, without running it (``env`` is its
-    configuration)."""
-
-    name: str
-    entry_point: str
-    build: str = ""
-    env: Mapping[str, str] = field(default_factory=dict)
-
-    def offences(self) -> list[str]:
-        steps = loaded_step_by_step([self.entry_point], self.build, self.env)
-        return [f"{self.name}: {step} loads {name}" for name, step in first_to_load(steps, HTTP).items()]
-
-
 @dataclass(frozen=True)
 class ServiceLayers:
-    """One service's package cut into the layers (module names are relative to the package)."""
+    """One service's package, cut into the layers by its folders and modules."""
 
     package: ModuleType
-    entry_points: tuple[str, ...]
-    support: tuple[str, ...] = ()
     processes: tuple[Process, ...] = ()
 
     @cached_property
     def imports(self) -> PackageImports:
         return PackageImports(self.package)
 
-    @cached_property
-    def parts(self) -> dict[str, str]:
-        """Each part of the package (a module or a folder) with its layer."""
-        name = self.package.__name__
-        found = {f"{name}.{layer}": layer for layer in LAYERS if f"{name}.{layer}" in self.imports.modules}
-        found |= {f"{name}.{part}": SUPPORT for part in self.support}
-        found |= {f"{name}.{part}": ENTRY_POINTS for part in self.entry_points}
-        return found
-
     def layer_of(self, module: str) -> str | None:
-        """The layer of the most specific part holding ``module`` (None: the package itself, or none)."""
-        holding = [part for part in self.parts if in_part(module, part)]
-        return self.parts[max(holding, key=len)] if holding else None
+        """The layer of ``module`` (None: the package itself, or a module in no layer)."""
+        part = module.removeprefix(self.package.__name__ + ".").partition(".")[0]
+        return part if module != self.package.__name__ and part in RULES else None
+
+    def _unit(self, module: str) -> str:
+        """The part of an ``apart`` layer that holds ``module``: ``pkg.workers.push`` for ``pkg.workers.push.loop``."""
+        return ".".join(module.split(".")[:3])
 
     def modules_in(self, layer: str) -> list[str]:
         return sorted(m for m in self.imports.modules if self.layer_of(m) == layer)
 
     def unplaced(self) -> list[str]:
-        """Modules in no layer, and named parts that hold no module."""
+        """The package's modules that sit in no layer."""
         package = self.package.__name__
-        loose = [m for m in self.imports.modules if m != package and self.layer_of(m) is None]
-        empty = [p for p in self.parts if not any(in_part(m, p) for m in self.imports.modules)]
-        return sorted(loose) + [f"{part} (named, but no such module)" for part in sorted(empty)]
+        return sorted(m for m in self.imports.modules if m != package and self.layer_of(m) is None)
 
-    def _ours_outside(self, modules: Set[str], layer: str) -> list[str]:
-        allowed = MAY_USE.get(layer)
-        if allowed is None:
-            return []
-        return sorted(m for m in modules if (of := self.layer_of(m)) is not None and of not in allowed)
+    def _may_not(self, module: str, other: str, allowed: frozenset[str]) -> bool:
+        layer, of = self.layer_of(module), self.layer_of(other)
+        if of is None or in_part(module, other):  # the package itself, or a package ``module`` is in
+            return False
+        if of == layer:
+            return RULES[layer].apart and self._unit(module) != self._unit(other)
+        return of not in allowed
 
     def source_offences(self) -> list[str]:
         """Every module whose source (followed through the package) breaks its layer's rules."""
@@ -252,30 +182,44 @@ class ServiceLayers:
             layer = self.layer_of(module)
             if layer is None:
                 continue
-            reached = imports.reached(module)
-            offences += [f"{module} ({layer}) reaches {m} ({self.layer_of(m)})"
-                         for m in self._ours_outside(reached, layer)]
-            frameworks = imports.frameworks_imported(reached, MAY_NOT_LOAD.get(layer, frozenset()))
-            offences += [f"{module} ({layer}) imports {name}" for name in sorted(frameworks)]
-            if layer == "resources":
-                direct = imports.direct_imports(module)
-                offences += [f"{module} (resources) imports {name}" for name in sorted(top_level(direct) & SQL)]
-                offences += [f"{module} (resources) imports {m}" for m in sorted(direct)
-                             if m in imports.modules and self.layer_of(m) == "db"]
-        for process in self.processes:
-            if process.entry_point in imports.modules:
-                reached = imports.reached(process.entry_point)
-                offences += [f"{process.name}: {process.entry_point} reaches a module importing {name}"
-                             for name in sorted(imports.frameworks_imported(reached, HTTP))]
+            rule, direct, reached = RULES[layer], imports.direct_imports(module), imports.reached(module)
+            ours = imports.ours(direct)
+            offences += [f"{module} ({layer}) imports {m} ({self.layer_of(m)})" for m in sorted(ours)
+                         if self._may_not(module, m, rule.uses)]
+            offences += [f"{module} ({layer}) reaches {m} ({self.layer_of(m)})" for m in sorted(reached - ours)
+                         if self._may_not(module, m, reach(layer))]
+            forbidden = rule.never_loads | rule.never_imports
+            offences += [f"{module} ({layer}) imports {name}" for name in sorted(top_level(direct) & forbidden)]
+            for name in sorted(rule.never_loads - top_level(direct)):
+                through = sorted(m for m in reached if imports.frameworks_imported({m}, {name}))
+                offences += [f"{module} ({layer}) reaches {name} through {through[0]}"] if through else []
         return offences
 
+    def composition_offences(self) -> list[str]:
+        """``composition`` defines ``build_http`` (where there are resources) and each process's ``build``."""
+        name = f"{self.package.__name__}.composition"
+        if name not in self.imports.modules:
+            return [f"{name}: no such module"]
+        tree = ast.parse(self.imports.modules[name].read_text())
+        defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        wanted = (["build_http"] if self.modules_in("resources") else []) + [p.build for p in self.processes]
+        return [f"{name} defines no {build}(settings)" for build in wanted if build not in defined]
+
+    def process_offences(self, process: Process) -> list[str]:
+        package = self.package.__name__
+        module, _, settings = process.settings.rpartition(".")
+        build = (f"from {package}.{module} import {settings}\n"
+                 f"from {package}.composition import {process.build}\n"
+                 f"{process.build}({settings}.from_env())")
+        return http_loaded_by(process.name, f"{package}.{process.command}", build, process.env)
+
     def runtime_layers(self) -> list[str]:
-        return [layer for layer in MAY_USE if self.modules_in(layer)]
+        return [layer for layer in RUNTIME_BASE if self.modules_in(layer)]
 
     def runtime_offences(self, layer: str) -> list[str]:
         """What importing every module of ``layer``, one after another in a fresh interpreter, loads
-        that the layer may not: on top of its ``RUNTIME_BASE`` where that base holds nothing the layer
-        may not load, else in an interpreter of its own."""
+        that the layer may not: on top of its ``RUNTIME_BASE`` where that base loaded nothing the layer
+        may not, else in an interpreter of its own."""
         branched = self._branched.get(layer)
         offences = self._offences(layer, branched) if branched else []
         if not branched or any(offence.startswith(BEFORE) for offence in offences):
@@ -297,12 +241,12 @@ class ServiceLayers:
         return loaded_in_branches([branch(layer) for layer, base in RUNTIME_BASE.items() if base is None])
 
     def _offences(self, layer: str, steps: Steps) -> list[str]:
-        package = self.package.__name__
-        offences = [f"{step} loads {name}" for name, step in first_to_load(steps, MAY_NOT_LOAD.get(layer, set())).items()]
+        package, allowed = self.package.__name__, reach(layer)
+        offences = [f"{step} loads {name}" for name, step in first_to_load(steps, RULES[layer].never_loads).items()]
         seen: set[str] = set()
         for step, loaded in steps:
-            ours = {m for m in loaded - seen if in_part(m, package)}
-            offences += [f"{step} loads {m} ({self.layer_of(m)})" for m in self._ours_outside(ours, layer)]
+            ours = sorted(m for m in loaded - seen if in_part(m, package))
+            offences += [f"{step} loads {m} ({of})" for m in ours if (of := self.layer_of(m)) and of not in allowed]
             seen |= loaded
         return offences
 
@@ -318,7 +262,7 @@ class LayersSuite:
         if "process" in metafunc.fixturenames:
             metafunc.parametrize("process", self.layers.processes, ids=[p.name for p in self.layers.processes])
 
-    def test_every_module_sits_in_one_layer(self) -> None:
+    def test_every_module_sits_in_a_layer(self) -> None:
         _none(self.layers.unplaced())
 
     def test_the_source_keeps_to_the_layers(self) -> None:
@@ -327,8 +271,11 @@ class LayersSuite:
     def test_importing_a_layer_loads_only_what_it_may(self, layer: str) -> None:
         _none(self.layers.runtime_offences(layer))
 
+    def test_composition_builds_http_and_every_process(self) -> None:
+        _none(self.layers.composition_offences())
+
     def test_a_process_without_http_loads_no_http_framework(self, process: Process) -> None:
-        _none(process.offences())
+        _none(self.layers.process_offences(process))
 
 
 def _none(offences: list[str]) -> None:

@@ -1,8 +1,9 @@
-"""The connector's layers and its processes without HTTP, checked as every service's are
-(``dps_testing.layers``): the push worker (``dealpricing-billing worker``), put together by the
-composition root as its command does, loads no falcon. The connector's outbox relay is the shared one,
-checked in libs/common. The answers and event data are rendered in ``schemas/`` alone, used by the
-resources and the outbox adapter, never by a use case."""
+"""The connector's layers and its process without HTTP, checked by the one plan's rules, the same for
+every service and with no exception of the connector's own (``dps_testing.layers``): the push worker
+(``dealpricing-billing worker``), put together by ``composition.build_push_worker`` as its command
+does, loads no falcon. The connector's outbox relay is the shared one, checked in libs/common. One
+rule of its own: the answers and event data are rendered in ``schemas/`` alone, used by the resources
+and the outbox adapter, never by a use case."""
 
 from __future__ import annotations
 
@@ -28,25 +29,7 @@ ENV = {
 
 
 class TestLayers(LayersSuite):
-    # the plan's parts (issue 26) in the suite's current terms: the clients of other systems (adapters/)
-    # beside the layers; the composition root, the entry points and the worker loops (workers/) on top
-    layers = ServiceLayers(
-        dps_billing,
-        entry_points=("composition", "wsgi", "cli", "workers"),
-        support=("adapters",),
-        processes=(
-            Process(
-                "push worker",
-                "dps_billing.workers.pushes",
-                # as ``dealpricing-billing worker`` does: its command line, then the composition root's build
-                "import dps_billing.cli\n"
-                "from dps_billing.composition import build_push_worker\n"
-                "from dps_billing.settings import Settings\n"
-                "build_push_worker(Settings.from_env())",
-                ENV,
-            ),
-        ),
-    )
+    layers = ServiceLayers(dps_billing, processes=(Process("push worker", "build_push_worker", ENV),))
 
 
 def test_the_answers_are_rendered_in_the_schemas_alone():
@@ -62,7 +45,7 @@ def test_the_answers_are_rendered_in_the_schemas_alone():
 def test_no_use_case_reaches_the_rendering():
     """No module of ``services/`` imports ``schemas/``, directly or through another module of the
     package (an adapter included: the outbox adapter is handed to the use cases as ``Outbox``), and
-    importing them all loads none."""
+    importing them all loads none (the suite's rule, said here too)."""
     layers = TestLayers.layers
     use_cases = layers.modules_in("services")
     assert use_cases
@@ -78,5 +61,5 @@ def test_the_package_is_seen_whole():
     assert {"dps_billing.workers.pushes", "dps_billing.adapters.billing_platform.client",
             "dps_billing.services.push_run", "dps_billing.resources.routes"} <= modules
     assert "dps_billing.db.push_claims" in layers.imports.reached("dps_billing.services.push_queue")
-    assert layers.layer_of("dps_billing.adapters.outbox") == "support"
-    assert layers.layer_of("dps_billing.workers.pushes") == "entry points"
+    assert layers.layer_of("dps_billing.adapters.outbox") == "adapters"
+    assert layers.layer_of("dps_billing.workers.pushes") == "workers"

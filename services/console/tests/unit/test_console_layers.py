@@ -7,7 +7,7 @@ neither."""
 from __future__ import annotations
 
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers
+from dps_testing.layers_before import LayersSuite, Process, ServiceLayers
 
 import dps_console
 

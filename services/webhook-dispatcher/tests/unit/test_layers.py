@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers, in_part, loaded_in_a_fresh_interpreter
+from dps_testing.layers_before import LayersSuite, Process, ServiceLayers, in_part, loaded_in_a_fresh_interpreter
 
 import dps_webhooks
 

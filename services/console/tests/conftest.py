@@ -20,7 +20,7 @@ from dps_testing.real_api import api_database, api_server
 from dps_testing.service import ServiceUnderTest
 from dps_testing.services import fresh_database
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.db.models import Base
 from dps_console.settings import Settings
 
@@ -35,7 +35,7 @@ PUBLIC_URL = "http://console.test/console"
 
 @pytest.fixture(scope="session")
 def dps_service() -> ServiceUnderTest[Settings]:
-    return ServiceUnderTest(package="dps_console", metadata=Base.metadata, create_app=create_app)
+    return ServiceUnderTest(package="dps_console", metadata=Base.metadata, create_app=build_http)
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""``dealpricing-console``: the console's chores.
+"""``dealpricing-console``: the console's processes and chores.
 
 - ``migrate``: apply the console's migrations to DATABASE_URL.
 - ``purge``: delete sign-in links, sessions, form results and rate windows over for more than a day.
@@ -15,10 +15,7 @@ import sys
 from dps_common.bootstrap_cli import run_command
 
 from dps_console import SERVICE
-from dps_console.composition import make_context
-from dps_console.services.backends import ServiceRefused, ServiceUnavailable
-from dps_console.services.housekeeping import purge
-from dps_console.services.sign_in import normalize_email
+from dps_console.composition import build_chores, build_mail_worker
 from dps_console.settings import Settings
 
 
@@ -37,31 +34,25 @@ def main(argv: list[str] | None = None) -> int:
 
 def _chore(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "worker":
-        from dps_console.worker import run_worker  # the worker's loop, only in its own process
-
-        run_worker(settings)
+        build_mail_worker(settings).serve()
         return 0
-    if args.command == "purge":
-        ctx = make_context(settings)
-        purged = purge(ctx.tx, ctx.now())
-        print(f"purged {purged.links} links, {purged.sessions} sessions, {purged.forms} form results, "
-              f"{purged.counters} rate windows")
-        return 0
-    email = normalize_email(args.email)
-    if email is None:
-        print(f"not an email address: {args.email!r}", file=sys.stderr)
-        return 2
-    ctx = make_context(settings)
+    chores = build_chores(settings)
     try:
-        known = ctx.email_links.is_known(email)
-    except (ServiceRefused, ServiceUnavailable) as exc:
-        print(f"the api did not answer: {exc}", file=sys.stderr)
+        if args.command == "purge":
+            purged = chores.purge()
+            print(f"purged {purged.links} links, {purged.sessions} sessions, {purged.forms} form results, "
+                  f"{purged.counters} rate windows")
+            return 0
+        print(chores.sign_in_link(args.email))
+        return 0
+    except ValueError as exc:  # not an email address
+        print(exc, file=sys.stderr)
+        return 2
+    except (LookupError, ConnectionError) as exc:  # nobody of that address; the api did not answer
+        print(exc, file=sys.stderr)
         return 1
-    if not known:
-        print(f"no active user has the email {email}", file=sys.stderr)
-        return 1
-    print(ctx.email_links.issue_link(email))
-    return 0
+    finally:
+        chores.close()
 
 
 if __name__ == "__main__":

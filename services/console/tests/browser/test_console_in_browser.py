@@ -25,7 +25,7 @@ from console_browser import (
     sign_in,
 )
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.settings import Settings
 
 pytestmark = pytest.mark.usefixtures("console")
@@ -265,7 +265,7 @@ def test_a_view_only_person_sees_no_keys_and_a_forged_post_is_403(page, console,
 
 def _credential(console, cookie_value: str) -> str:
     """The session's console credential as the console keeps it (sealed in its database)."""
-    app = create_app(Settings.from_env(console.env))
+    app = build_http(Settings.from_env(console.env))
     try:
         return app.context.sessions.load(cookie_value).credential
     finally:

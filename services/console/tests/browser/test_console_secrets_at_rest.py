@@ -12,7 +12,7 @@ from console_browser import ask_for_link, click_to, ok, open_link, secret_shown,
 
 from dps_testing.secrets_at_rest import scan_for_secrets
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.settings import Settings
 
 
@@ -58,7 +58,7 @@ def test_no_secret_of_a_console_session_is_stored_in_any_table(page, new_page, c
 
 
 def _credential(console, cookie_value: str) -> str:
-    app = create_app(Settings.from_env(console.env))
+    app = build_http(Settings.from_env(console.env))
     try:
         return app.context.sessions.load(cookie_value).credential
     finally:

@@ -15,7 +15,7 @@ from sqlalchemy import delete, select
 
 from dps_common.crypto import SecretBox
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.db.models import ConsoleSession, FormResult
 from dps_console.domain.tokens import new_token
 from dps_console.services.form_results import FormResults
@@ -26,7 +26,7 @@ from console_helpers import Browser
 
 @pytest.fixture
 def pages(services_env, tx):
-    return create_app(Settings.from_env(services_env), tx=tx)
+    return build_http(Settings.from_env(services_env), tx=tx)
 
 
 def _names(listed: str, name: str) -> int:

@@ -11,7 +11,7 @@ import re
 import pytest
 import requests
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.settings import Settings
 
 from console_helpers import Browser
@@ -19,7 +19,7 @@ from console_helpers import Browser
 
 @pytest.fixture
 def pages(services_env, tx):
-    return create_app(Settings.from_env(services_env), tx=tx)
+    return build_http(Settings.from_env(services_env), tx=tx)
 
 
 @pytest.fixture

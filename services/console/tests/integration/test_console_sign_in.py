@@ -6,10 +6,11 @@ timing out end the session and the api refuses its credential from then on."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import requests
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 
 from console_helpers import Browser, _token_of
 
@@ -84,7 +85,7 @@ def test_an_expired_link_is_refused(app, settings, tx, mailbox, org):
     browser.send_mail()
     link = mailbox.link_for(org.viewer.email)
 
-    later = Browser(create_app(settings, tx=tx, now=_later(16)))
+    later = Browser(build_http(settings, tx=tx, now=_later(16)))
     assert later.get(link).status_code == 400
     later.get("/console/sign-in")
     refused = later.post("/console/sign-in/link", {"token": _token_of(link)})
@@ -118,7 +119,7 @@ def test_a_stale_or_planted_session_cookie_does_not_burn_the_link(app, mailbox, 
 
 
 def test_over_https_the_cookie_is_secure_and_host_prefixed(make_settings, tx, mailbox, org):
-    app = create_app(make_settings(CONSOLE_PUBLIC_URL="https://console.test/console"), tx=tx)
+    app = build_http(make_settings(CONSOLE_PUBLIC_URL="https://console.test/console"), tx=tx)
     browser = Browser(app, origin="https://console.test")
     signed_in = browser.sign_in(mailbox, org.admin.email)
     cookie = signed_in.cookies["__Host-dps_console"]
@@ -194,11 +195,11 @@ def test_an_idle_session_ends_and_its_credential_is_revoked(app, settings, tx, m
     browser.sign_in(mailbox, org.user.email)
     credential = _credential(app, browser)
 
-    still = Browser(create_app(settings, tx=tx, now=_later(29)))
+    still = Browser(build_http(settings, tx=tx, now=_later(29)))
     still.cookies = dict(browser.cookies)
     assert still.get("/console").status_code == 200  # 29 minutes idle: fine, and the clock restarts
 
-    idle = Browser(create_app(settings, tx=tx, now=_later(29 + 31)))
+    idle = Browser(build_http(settings, tx=tx, now=_later(29 + 31)))
     idle.cookies = dict(browser.cookies)
     ended = idle.get("/console")
     assert ended.status_code == 303
@@ -211,17 +212,17 @@ def test_a_session_ends_twelve_hours_after_sign_in_however_busy(app, settings, t
     browser = Browser(app)
     browser.sign_in(mailbox, org.admin.email)
     for minutes in range(20, 12 * 60, 20):  # never idle
-        busy = Browser(create_app(settings, tx=tx, now=_later(minutes)))
+        busy = Browser(build_http(settings, tx=tx, now=_later(minutes)))
         busy.cookies = dict(browser.cookies)
         if minutes < 12 * 60 - 20:
             assert busy.get("/console").status_code == 200, minutes
-    over = Browser(create_app(settings, tx=tx, now=_later(12 * 60 + 1)))
+    over = Browser(build_http(settings, tx=tx, now=_later(12 * 60 + 1)))
     over.cookies = dict(browser.cookies)
     assert over.get("/console").status_code == 303
 
 
 def test_sign_in_requests_are_limited_per_email(make_settings, tx, mailbox, org):
-    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="2", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
+    app = build_http(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="2", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
     browser = Browser(app)
     browser.get("/console/sign-in")
     for _ in range(2):
@@ -234,7 +235,7 @@ def test_sign_in_requests_are_limited_per_email(make_settings, tx, mailbox, org)
 
 
 def test_sign_in_requests_are_limited_per_client_address(make_settings, tx):
-    app = create_app(make_settings(CONSOLE_SIGN_IN_PER_CLIENT="3", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
+    app = build_http(make_settings(CONSOLE_SIGN_IN_PER_CLIENT="3", CONSOLE_SIGN_IN_WINDOW_SECONDS="86400"), tx=tx)
     browser = Browser(app)
     statuses = []
     for n in range(4):
@@ -252,12 +253,19 @@ def test_a_malformed_email_is_named_next_to_its_field(app):
     assert 'value="not an email"' in answer.text
 
 
-def test_the_request_only_queues_the_mail_and_calls_no_service(app, mailbox, org):
+def test_the_request_only_queues_the_mail_and_calls_no_service(app, mailbox, org, monkeypatch):
     """Known or not, the sign-in POST does the same work: it counts and queues, then answers; the
     api is asked and the mail sent later, by the queue's worker (here worked in the test's
     transaction). A mail sent within the request would let its answer's time tell known emails."""
     calls: list[str] = []
-    app.context.backends.internal.http.hooks["response"].append(lambda resp, *a, **k: calls.append(resp.url))
+    internal = app.context.backends.internal
+    call = internal.call
+
+    def counted(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(path)
+        return call(method, path, *args, **kwargs)
+
+    monkeypatch.setattr(internal, "call", counted)
     browser = Browser(app)
     for address in (org.user.email, "nobody@unknown.example"):
         before = len(mailbox.to(address))
@@ -279,7 +287,7 @@ def test_a_mail_server_that_is_down_is_tried_again_later(make_settings, settings
 
     from dps_console.db.models import SignInRequest
 
-    down = create_app(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
+    down = build_http(make_settings(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"), tx=tx)
     browser = Browser(down)
     answers = []
     for address in (org.admin.email, "nobody@unknown.example"):
@@ -297,7 +305,7 @@ def test_a_mail_server_that_is_down_is_tried_again_later(make_settings, settings
 
     with tx() as session:  # its retry is due; the mail server is back
         session.execute(update(SignInRequest).values(due_at=None))
-    up = create_app(settings, tx=tx)
+    up = build_http(settings, tx=tx)
     assert up.context.sign_in_mail.send_due() == 1
     assert len(mailbox.to(org.admin.email)) == sent_before + 1
     assert up.context.sign_in_mail.pending() == 0
@@ -324,7 +332,7 @@ def test_the_command_line_prints_a_sign_in_link_for_a_known_person_only(settings
     from dps_console.settings import Settings
 
     with committed(settings_env["DATABASE_URL"], "console-cli-test") as tx:
-        browser = Browser(create_app(Settings.from_env(settings_env), tx=tx))
+        browser = Browser(build_http(Settings.from_env(settings_env), tx=tx))
         assert browser.get(link).status_code == 200
         assert browser.post("/console/sign-in/link", {"token": _token_of(link)}).status_code == 303
         assert browser.get("/console").status_code == 200
@@ -344,14 +352,14 @@ def test_the_static_assets_are_the_consoles_own_and_the_root_takes_a_trailing_sl
 
 
 def test_a_console_token_the_api_refuses_is_a_502_not_an_ended_session(make_settings, settings, tx, mailbox, org):
-    app = create_app(make_settings(CONSOLE_API_TOKEN="not-the-api-token-0123456789abcdefghij"), tx=tx)
+    app = build_http(make_settings(CONSOLE_API_TOKEN="not-the-api-token-0123456789abcdefghij"), tx=tx)
     browser = Browser(app)
     browser.get("/console/sign-in")
     assert browser.post("/console/sign-in", {"email": org.admin.email}).status_code == 303  # queued
     assert app.context.sign_in_mail.send_due() == 1  # the worker's call is refused: kept for a retry
     assert app.context.sign_in_mail.pending() == 1
 
-    link = create_app(settings, tx=tx).context.email_links.issue_link(org.admin.email)
+    link = build_http(settings, tx=tx).context.email_links.issue_link(org.admin.email)
     browser.get(link)
     answer = browser.post("/console/sign-in/link", {"token": _token_of(link)})
     assert answer.status_code == 502

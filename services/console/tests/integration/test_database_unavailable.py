@@ -9,7 +9,7 @@ import falcon.testing
 from dps_common.crypto import new_key
 from dps_common.db import Transactions, make_engine
 
-from dps_console.app import create_app
+from dps_console.composition import build_http
 from dps_console.domain.tokens import new_token
 from dps_console.resources.web import Cookies
 from dps_console.settings import Settings
@@ -32,7 +32,7 @@ def test_a_database_that_cannot_be_reached_is_a_503_page() -> None:
         "DPS_ENVIRONMENT": "development",
     })
     engine = make_engine(UNREACHABLE, pool_size=1, application_name="dps-console-unreachable")
-    client = falcon.testing.TestClient(create_app(settings, tx=Transactions.for_engine(engine)))
+    client = falcon.testing.TestClient(build_http(settings, tx=Transactions.for_engine(engine)))
     cookie = f"{Cookies(settings).session}={new_token()}"  # a session to look up: the database is asked
     resp = client.simulate_get("/console/", headers={"Cookie": cookie})
     assert resp.status_code == 503, resp.text

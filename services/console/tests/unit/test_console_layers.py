@@ -1,13 +1,13 @@
-"""The console's layers and its process without HTTP, checked as every service's are
-(``dps_testing.layers``): its domain imports no framework (no Falcon, SQLAlchemy, Jinja2,
-requests), its use cases no Falcon or Jinja2 (the pages are the resources' business), and its
-command line (``dealpricing-console purge`` / ``sign-in-link``), put together as it does, loads
-neither."""
+"""The console's layers, checked by the one table of rules every service's are (``dps_testing.layers``,
+no exceptions of its own): among others, the pages reach the three services only through the use
+cases' ports (``services.ports.ServiceApis``, which the composition root fills with the adapter),
+and the command line (``dealpricing-console purge`` / ``sign-in-link``) and the mail worker
+(``dealpricing-console worker``), put together by ``composition`` as they are, load no HTTP framework."""
 
 from __future__ import annotations
 
 from dps_common.crypto import new_key
-from dps_testing.layers_before import LayersSuite, Process, ServiceLayers
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_console
 
@@ -26,27 +26,7 @@ ENV = {
 
 
 class TestLayers(LayersSuite):
-    layers = ServiceLayers(
-        dps_console,
-        entry_points=("app", "wsgi", "routes", "context", "composition", "cli", "worker"),
-        processes=(
-            Process(
-                "command line",
-                "dps_console.cli",
-                "from dps_console.composition import make_context\n"
-                "from dps_console.settings import Settings\n"
-                "make_context(Settings.from_env())",
-                ENV,
-            ),
-            Process(
-                "mail worker",
-                "dps_console.worker",
-                "from dps_console.worker import MailWorker\n"
-                "from dps_console.composition import make_context\n"
-                "from dps_console.settings import Settings\n"
-                "settings = Settings.from_env()\n"
-                "MailWorker(settings, make_context(settings).sign_in_mail)",
-                ENV,
-            ),
-        ),
-    )
+    layers = ServiceLayers(dps_console, processes=(
+        Process("command line", "build_chores", ENV),  # dealpricing-console purge / sign-in-link
+        Process("mail worker", "build_mail_worker", ENV),  # dealpricing-console worker
+    ))

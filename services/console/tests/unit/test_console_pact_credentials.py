@@ -20,8 +20,8 @@ from pact.match.matcher import GenericMatcher
 
 from dps_testing.pacts import ConsumerContract
 
-from dps_console.services.backends import Backends
-from dps_console.services.credentials import PREFIX, ConsoleCredentials
+from dps_console.adapters.backends import Backends
+from dps_console.adapters.console_credentials import PREFIX, ConsoleCredentials
 
 CONTRACT = ConsumerContract("console")
 TOKEN = "console-token-0123456789abcdef"  # the provider verifies with its own token (a custom header)

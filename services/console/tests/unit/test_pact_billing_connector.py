@@ -16,7 +16,8 @@ from pact import Pact, match
 
 from dps_testing.pacts import OCCURRED_AT, ConsumerContract
 
-from dps_console.services.backends import Backend, Backends, ServiceRefused
+from dps_console.adapters.backends import Backend, Backends
+from dps_console.domain.problems import ServiceRefused
 
 CONTRACT = ConsumerContract("console", "billing-connector")
 pact_recorded, pact = CONTRACT.fixtures()

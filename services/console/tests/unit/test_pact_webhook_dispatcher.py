@@ -22,7 +22,8 @@ from pact import Pact, match
 
 from dps_testing.pacts import OCCURRED_AT, ConsumerContract, from_state
 
-from dps_console.services.backends import Backend, Backends, ServiceRefused
+from dps_console.adapters.backends import Backend, Backends
+from dps_console.domain.problems import ServiceRefused
 from dps_console.services.catalogue import EventCatalogue
 
 CONTRACT = ConsumerContract("console", "webhook-dispatcher")

@@ -1,5 +1,6 @@
 """A service's RFC 9457 problem details, made into what a page shows: one message for the page and
-messages per form field (``errors[].field``)."""
+messages per form field (``errors[].field``); and what a call to a service ends in when it does not
+succeed (``ServiceRefused`` with its problem, ``ServiceUnavailable``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,19 @@ class Problem:
     def unplaced(self, form_fields: tuple[str, ...]) -> list[str]:
         """Field messages for fields the form does not have (shown at the top of the form)."""
         return [f"{name}: {m}" if name else m for name, ms in self.fields.items() if name not in form_fields for m in ms]
+
+
+class ServiceRefused(Exception):
+    def __init__(self, service: str, problem: Problem):
+        super().__init__(f"{service}: {problem.status} {problem.code}")
+        self.service = service
+        self.problem = problem
+
+
+class ServiceUnavailable(Exception):
+    def __init__(self, service: str):
+        super().__init__(f"{service} did not answer")
+        self.service = service
 
 
 def _field_name(path: str) -> str:

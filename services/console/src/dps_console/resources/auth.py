@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import falcon
 
-from dps_console.context import AppContext
+from dps_console.resources.context import AppContext
 from dps_console.resources.web import ROOT, Cookies, Renderer, first, redirect, signed_in
 from dps_console.services.sign_in import LinkRequest, normalize_email
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import BILLING, PUSHES
+from dps_console.domain.problems import ServiceRefused
+from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, form_page_token, path_id
-from dps_console.services.backends import ServiceRefused
 
 QUOTE_NAMES_PER_PAGE = 25  # the pushes page lists 25 pushes: at most one quote read per push
 RESULT_CODES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import WEBHOOKS
+from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions
 from dps_console.resources.web import ROOT, Renderer, allowed, path_id
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import WEBHOOKS
+from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.web import ROOT, Renderer, allowed, form_page_token, path_id
 

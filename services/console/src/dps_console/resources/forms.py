@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.tokens import looks_like_token
+from dps_console.resources.context import AppContext
 from dps_console.resources.web import ROOT, Cookies, Renderer, first, redirect, signed_in
 
 SHOWN_ONCE = ROOT + "/shown-once"

@@ -9,20 +9,21 @@ from typing import Any
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import KEYS
-from dps_console.domain.problems import Problem
+from dps_console.domain.problems import Problem, ServiceRefused
+from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.listing import filter_by_status, key_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id, signed_in
-from dps_console.services.backends import Backend, ServiceRefused, find_listed
+from dps_console.services.listed_items import find_listed
+from dps_console.services.ports import ServiceApi
 
 FORM_FIELDS = ("name", "role", "userId")
 GONE = "The console does not keep it: if you did not copy it, rotate the key to get a new one."
 KEY_STATUSES = (("active", "active"), ("revoked", "revoked"))
 
 
-def find_key(api: Backend, credential: str, key_id: str) -> dict[str, Any]:
+def find_key(api: ServiceApi, credential: str, key_id: str) -> dict[str, Any]:
     """The key as the api lists it to this person (it has no single-key read): 404 when not theirs."""
     found = find_listed(api, credential, "/api-keys", "apiKeys", key_id)
     if found is None:

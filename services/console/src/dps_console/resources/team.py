@@ -8,14 +8,15 @@ from typing import Any
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import TEAM
+from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id
-from dps_console.services.backends import Backend, find_listed
+from dps_console.services.listed_items import find_listed
+from dps_console.services.ports import ServiceApi
 
 
-def find_person(api: Backend, credential: str, person_id: str) -> dict[str, Any]:
+def find_person(api: ServiceApi, credential: str, person_id: str) -> dict[str, Any]:
     """The person as the api lists them to this admin (no single-person read): 404 when not of the organization."""
     found = find_listed(api, credential, "/people", "people", person_id)
     if found is None:

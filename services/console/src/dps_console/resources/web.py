@@ -23,10 +23,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from dps_common.clock import utc_now
 
 from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
-from dps_console.domain.problems import Problem
+from dps_console.domain.problems import Problem, ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import looks_like_token, new_token
 from dps_console.resources import formatting
-from dps_console.services.backends import ServiceRefused, ServiceUnavailable
 from dps_console.services.sessions import ActiveSession, Sessions
 from dps_console.settings import Settings
 

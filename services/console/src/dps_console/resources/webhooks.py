@@ -9,15 +9,14 @@ from typing import Any
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.domain.people import WEBHOOKS
-from dps_console.domain.problems import Problem
+from dps_console.domain.problems import Problem, ServiceRefused
 from dps_console.resources import deliveries, endpoint_actions
+from dps_console.resources.context import AppContext
 from dps_console.resources.endpoint_actions import secret_page
 from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.listing import endpoint_status, filter_by_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id, signed_in
-from dps_console.services.backends import ServiceRefused
 
 FORM_FIELDS = ("url", "description", "eventTypes")
 ENDPOINT_STATUSES = (("active", "active"), ("paused", "paused"), ("disabled", "disabled"), ("revoked", "revoked"))

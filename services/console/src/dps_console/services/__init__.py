@@ -1,1 +1,2 @@
-"""The console's use cases: signing in, sessions, the mail, and the calls to the three services."""
+"""The console's use cases: signing in, sessions, the sign-in mail queue, the forms' results, the
+event catalogue, purging old rows; and the ports (``ports``) the adapters fill."""

@@ -8,13 +8,13 @@ import threading
 import time
 from typing import Any
 
-from dps_console.services.backends import Backend
+from dps_console.services.ports import ServiceApi
 
 TTL_SECONDS = 300.0
 
 
 class EventCatalogue:
-    def __init__(self, webhooks: Backend, ttl: float = TTL_SECONDS):
+    def __init__(self, webhooks: ServiceApi, ttl: float = TTL_SECONDS):
         self._webhooks = webhooks
         self._ttl = ttl
         self._lock = threading.Lock()

@@ -16,12 +16,12 @@ from sqlalchemy import select, update
 from dps_common.crypto import SecretBox
 from dps_common.db import Transactions
 
+from dps_console.adapters.console_credentials import ConsoleCredentials
 from dps_console.db.models import ConsoleSession
 from dps_console.domain.lifetimes import SessionState, SessionTimes, session_expiry, session_state
 from dps_console.domain.people import Person
+from dps_console.domain.problems import ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import looks_like_token, new_token, token_hash
-from dps_console.services.backends import ServiceRefused, ServiceUnavailable
-from dps_console.services.credentials import ConsoleCredentials
 from dps_console.services.sign_in import VerifiedEmail
 
 log = logging.getLogger("dps.console.sessions")

@@ -23,11 +23,12 @@ from sqlalchemy.dialects.postgresql import insert
 from dps_common.db import Transactions
 from dps_common.work_queue import notify
 
+from dps_console.adapters.console_credentials import ConsoleCredentials
 from dps_console.db.models import RateCounter, SignInLink, SignInRequest
 from dps_console.domain.lifetimes import LINK_LIFETIME, LinkState, link_state, window_start
+from dps_console.domain.problems import ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import looks_like_token, new_token, token_hash
-from dps_console.services.credentials import ConsoleCredentials
-from dps_console.services.mail import Mailer
+from dps_console.services.ports import Mailer
 
 log = logging.getLogger("dps.console.sign_in")
 MAX_EMAIL_LENGTH = 320
@@ -98,6 +99,21 @@ class EmailLinks:
 
     def is_known(self, email: str) -> bool:
         return self._credentials.is_candidate(email)
+
+    def operator_link(self, raw_email: str) -> str:
+        """A link without mail for an operator (``dealpricing-console sign-in-link``). Raises
+        ``ValueError`` for no email address, ``LookupError`` when no active user has it, and
+        ``ConnectionError`` when the api did not answer (the messages say so)."""
+        email = normalize_email(raw_email)
+        if email is None:
+            raise ValueError(f"not an email address: {raw_email!r}")
+        try:
+            known = self.is_known(email)
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            raise ConnectionError(f"the api did not answer: {exc}") from None
+        if not known:
+            raise LookupError(f"no active user has the email {email}")
+        return self.issue_link(email)
 
     def issue_link(self, email: str) -> str:
         """A link without mail, for operators (``dealpricing-console sign-in-link``); the email must be known."""

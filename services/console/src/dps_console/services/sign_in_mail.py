@@ -21,7 +21,7 @@ from dps_common.work_queue import WorkQueue
 
 from dps_console.db.models import SignInRequest
 from dps_console.domain.lifetimes import LINK_LIFETIME
-from dps_console.services.backends import ServiceRefused, ServiceUnavailable
+from dps_console.domain.problems import ServiceRefused, ServiceUnavailable
 from dps_console.services.sign_in import MAIL_CHANNEL, EmailLinks
 
 log = logging.getLogger("dps.console.sign_in_mail")

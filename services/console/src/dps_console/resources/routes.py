@@ -6,8 +6,8 @@ from types import ModuleType
 
 import falcon
 
-from dps_console.context import AppContext
 from dps_console.resources import auth, billing, forms, keys, team, webhooks
+from dps_console.resources.context import AppContext
 from dps_console.resources.web import Cookies, Renderer
 
 RESOURCE_MODULES: list[ModuleType] = [auth, forms, keys, team, webhooks, billing]

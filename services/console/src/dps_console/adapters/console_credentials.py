@@ -7,8 +7,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from dps_console.adapters.backends import Backend
 from dps_console.domain.people import Person
-from dps_console.services.backends import Backend, ServiceRefused, ServiceUnavailable
+from dps_console.domain.problems import ServiceRefused, ServiceUnavailable
 
 log = logging.getLogger("dps.console.credentials")
 

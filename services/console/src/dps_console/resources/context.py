@@ -1,4 +1,6 @@
-"""What every resource module receives at registration: the composition root's shared parts."""
+"""What every resource module receives at registration: the parts the composition root
+(``dps_console.composition.build_http``) put together: the use cases, the three services (as the
+port ``ServiceApis``), the console's keys, the settings and the clock."""
 
 from __future__ import annotations
 
@@ -9,9 +11,9 @@ from datetime import datetime
 from dps_common.db import Transactions
 
 from dps_console.domain.keys import ConsoleKeys
-from dps_console.services.backends import Backends
 from dps_console.services.catalogue import EventCatalogue
 from dps_console.services.form_results import FormResults
+from dps_console.services.ports import ServiceApis
 from dps_console.services.sessions import Sessions
 from dps_console.services.sign_in import EmailLinks
 from dps_console.services.sign_in_mail import SignInMail
@@ -23,7 +25,7 @@ class AppContext:
     settings: Settings
     tx: Transactions
     keys: ConsoleKeys
-    backends: Backends
+    backends: ServiceApis
     sessions: Sessions
     email_links: EmailLinks
     sign_in_mail: SignInMail

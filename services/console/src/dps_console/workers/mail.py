@@ -1,4 +1,5 @@
-"""The sign-in mail worker (``dealpricing-console worker``): sends the sign-in mails the pages queue.
+"""The sign-in mail worker (``dealpricing-console worker``): its loop, which sends the sign-in mails
+the pages queue (``dps_console.composition.build_mail_worker`` puts it together).
 
 Run one or more, anywhere (requests are shared through the database). A queued request wakes it at
 once (``LISTEN`` on the queue's channel); the poll stays as the fallback and brings retries due.
@@ -10,11 +11,11 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.work_queue import wake_on_notify
 
-from dps_console.composition import make_context
 from dps_console.services.sign_in_mail import BATCH, REQUESTS, SignInMail
 from dps_console.settings import Settings
 
@@ -23,9 +24,11 @@ POLL_SECONDS = 1.0
 
 
 class MailWorker:
-    def __init__(self, settings: Settings, mail: SignInMail, poll_seconds: float = POLL_SECONDS):
+    def __init__(self, settings: Settings, mail: SignInMail, *, close: Callable[[], None] = lambda: None,
+                 poll_seconds: float = POLL_SECONDS):
         self._settings = settings
         self._mail = mail
+        self._close = close  # the database connections, once stopped
         self._poll = poll_seconds
         self.stopping = threading.Event()
         self._wake = threading.Event()
@@ -34,6 +37,22 @@ class MailWorker:
     def stop(self) -> None:
         self.stopping.set()
         self._wake.set()
+
+    def serve(self) -> None:
+        """The process: runs until SIGTERM or SIGINT, with its health and metrics server when configured."""
+
+        def on_signal(signum: int, _frame: object) -> None:
+            log.info("worker stopping", extra={"signal": signum})
+            self.stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        settings = self._settings
+        log.info("console mail worker started")
+        with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port, self.heartbeat.stalled):
+            self.run()
+        self._close()
+        log.info("console mail worker stopped")
 
     def run(self) -> None:
         wakeup = REQUESTS.wakeup(self._settings.database_url, "dps-console-worker-listen")
@@ -51,19 +70,3 @@ class MailWorker:
             self._wake.clear()
         listener.join()
 
-
-def run_worker(settings: Settings) -> None:
-    ctx = make_context(settings)
-    worker = MailWorker(settings, ctx.sign_in_mail)
-
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("worker stopping", extra={"signal": signum})
-        worker.stop()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    log.info("console mail worker started")
-    with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port, worker.heartbeat.stalled):
-        worker.run()
-    ctx.tx.dispose()
-    log.info("console mail worker stopped")

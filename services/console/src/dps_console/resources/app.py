@@ -1,19 +1,17 @@
-"""The console's composition root: ``create_app(settings)`` wires the pages on the context
-``composition.make_context`` builds; nothing connects at import. Tests pass their own ``tx`` (and may
-pass a ``mailer`` or a clock); ``wsgi.create`` is the gunicorn entry point."""
+"""The console's Falcon app: ``create_app(ctx)`` wires the middleware, the error pages, health and
+metrics, the static files and the pages on the context the composition root built
+(``dps_console.composition.build_http``, its only caller)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import falcon
 
 from dps_common import runtime_metrics
-from dps_common.clock import utc_now
-from dps_common.db import Transactions, ping
+from dps_common.db import ping
 from dps_common.db_guard import guard_middleware
 from dps_common.errors import DatabaseUnavailable
 from dps_common.http.app import ServiceApp
@@ -21,7 +19,8 @@ from dps_common.http.health import Liveness, Metrics, Readiness
 from dps_common.http.middleware import Observability, RequestContext
 
 from dps_console import SERVICE
-from dps_console.composition import make_context
+from dps_console.resources.context import AppContext
+from dps_console.resources.routes import add_routes
 from dps_console.resources.web import (
     FAVICON_PATH,
     ROOT,
@@ -31,19 +30,14 @@ from dps_console.resources.web import (
     Renderer,
     install_error_pages,
 )
-from dps_console.routes import add_routes
-from dps_console.services.mail import Mailer
-from dps_console.settings import Settings
 
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"  # package data, beside templates/
 
 
-def create_app(settings: Settings, *, tx: Transactions | None = None, mailer: Mailer | None = None,
-               now: Callable[[], datetime] = utc_now) -> falcon.App[falcon.Request, falcon.Response]:
-    ctx = make_context(settings, tx=tx, mailer=mailer, now=now)
-    cookies = Cookies(settings)
-    renderer = Renderer(ctx.keys.csrf, now)
-    console_middleware = ConsoleMiddleware(settings, ctx.sessions, cookies, ctx.keys.csrf, renderer)
+def create_app(ctx: AppContext) -> falcon.App[falcon.Request, falcon.Response]:
+    cookies = Cookies(ctx.settings)
+    renderer = Renderer(ctx.keys.csrf, ctx.now)
+    console_middleware = ConsoleMiddleware(ctx.settings, ctx.sessions, cookies, ctx.keys.csrf, renderer)
     guard_middleware(console_middleware)  # its session lookup: a lost connection is the 503 page too
     middleware: list[Any] = [RequestContext(), console_middleware, Observability("console")]
     app = ServiceApp(middleware=middleware)

@@ -1,17 +1,12 @@
 """Mail out by SMTP (SMTP_URL): smtp://host:port plain, smtps:// over TLS, smtp+starttls:// upgraded;
-``user:password@`` logs in."""
+``user:password@`` logs in. ``SmtpMailer`` is the use cases' ``services.ports.Mailer``."""
 
 from __future__ import annotations
 
 import smtplib
 import ssl
 from email.message import EmailMessage
-from typing import Protocol
 from urllib.parse import unquote, urlsplit
-
-
-class Mailer(Protocol):
-    def send(self, to: str, subject: str, body: str) -> None: ...
 
 
 class SmtpMailer:

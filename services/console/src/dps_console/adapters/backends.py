@@ -1,6 +1,6 @@
-"""The three services' HTTP APIs, called as the signed-in person (their console credential as
-``x-api-key``). A refusal comes back as ``ServiceRefused`` carrying the service's problem details; an
-unreachable service as ``ServiceUnavailable``."""
+"""The three services' HTTP APIs (``services.ports.ServiceApi``), called as the signed-in person
+(their console credential as ``x-api-key``). A refusal comes back as ``ServiceRefused`` carrying the
+service's problem details; an unreachable service as ``ServiceUnavailable``."""
 
 from __future__ import annotations
 
@@ -12,22 +12,9 @@ import requests
 
 from dps_common import request_id
 
-from dps_console.domain.problems import Problem
+from dps_console.domain.problems import Problem, ServiceRefused, ServiceUnavailable
 
 log = logging.getLogger("dps.console.backends")
-
-
-class ServiceRefused(Exception):
-    def __init__(self, service: str, problem: Problem):
-        super().__init__(f"{service}: {problem.status} {problem.code}")
-        self.service = service
-        self.problem = problem
-
-
-class ServiceUnavailable(Exception):
-    def __init__(self, service: str):
-        super().__init__(f"{service} did not answer")
-        self.service = service
 
 
 @dataclass
@@ -71,24 +58,6 @@ class Backend:
         if resp.status_code == 204 or not resp.content:
             return None
         return resp.json()
-
-
-MAX_PAGES = 50  # of 500 items each, looking for one item
-
-
-def find_listed(backend: Backend, credential: str, path: str, items: str, item_id: str) -> dict[str, Any] | None:
-    """The item ``item_id`` of the list at ``path`` (``items``: its array's property) as the service
-    lists it to this person, for an operation without a single-item read; None when not there."""
-    params = {"limit": "500"}
-    for _ in range(MAX_PAGES):
-        answer = backend.call("GET", path, credential, params=params) or {}
-        found = next((i for i in answer.get(items, []) if isinstance(i, dict) and i.get("id") == item_id), None)
-        if found is not None:
-            return dict(found)
-        if not answer.get("nextCursor"):
-            return None
-        params = {"limit": "500", "cursor": str(answer["nextCursor"])}
-    return None
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,11 @@ def test_two_replicas_run_two_of_every_service_process_behind_balanced_addresses
                          for name, server in servers.items() if name != "dps"}
     assert service_addresses == {f"127.0.0.1:{config.ports[name]}": tuple(
         f"127.0.0.1:{replica_ports[f'{name}_{r}']}" for r in (1, 2)) for name in BEHIND}
+    # a replica gets requests only while its /readyz answers (one started again listens before it serves)
+    balanced = [handler for server in servers.values() for route in server["routes"] for handler in route["handle"]
+                if handler["handler"] == "reverse_proxy"]
+    assert {h["health_checks"]["active"]["uri"] for h in balanced} == {"/readyz"}
+    assert {h["load_balancing"]["selection_policy"]["policy"] for h in balanced} == {"round_robin"}
 
 
 def test_one_replica_is_make_runs_default_and_more_than_two_is_refused():

@@ -62,7 +62,11 @@ CLOSE_AFTER = {"response": {"set": {"Connection": ["close"]}, "require": {"statu
 # skipped (the request goes to the next, within 5 s) and left alone for 5 s. Caddy retries a request
 # whose connection failed, and only a GET once it was sent: a POST cut by a replica's death is 502.
 BALANCED = {"selection_policy": {"policy": "round_robin"}, "try_duration": "5s", "try_interval": "100ms"}
-PASSIVE_HEALTH = {"passive": {"fail_duration": "5s"}}
+# and only a replica whose /readyz answers (asked every 2 s) is given requests, as a Service's endpoints
+# follow the pods' readiness: a replica started again listens before its worker has loaded the app, and
+# a request sent to it then waited in its backlog (10 s, on a busy machine: the console's call timed out)
+HEALTH = {"active": {"uri": "/readyz", "interval": "2s", "timeout": "2s", "expect_status": 200},
+          "passive": {"fail_duration": "5s"}}
 
 
 class IngressError(ConfigError):
@@ -103,7 +107,7 @@ def reverse_proxy(dials: str | Sequence[str]) -> dict[str, Any]:
     handler: dict[str, Any] = {"handler": "reverse_proxy", "upstreams": [{"dial": dial} for dial in dials],
                                "headers": CLOSE_AFTER}
     if len(dials) > 1:
-        handler.update(load_balancing=BALANCED, health_checks=PASSIVE_HEALTH)
+        handler.update(load_balancing=BALANCED, health_checks=HEALTH)
     return handler
 
 

@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +27,7 @@ from scale_stack import BIN, Figures, ThreadSessions, api_env, dispatcher_env, h
 
 from dps_testing.availability import unavailable
 from dps_testing.processes import free_port, gunicorn, stop, write_tls_files
-from dps_testing.provisioning import Admin, Org
+from dps_testing.provisioning import Admin, Member, Org
 from dps_testing.services import fresh_database, fresh_vhost
 
 LIMIT = 150  # per organization and 10 s (exact: under 200 a process never leases units)
@@ -122,6 +122,11 @@ def burst(stack: Stack, org: Org) -> Counter[int]:
                                                       headers=org.admin.headers, timeout=60).status_code, range(BURST)))
 
 
+def refusal(session: requests.Session, url: str, member: Member) -> Callable[[], float | None]:
+    """A probe: when ``url`` refused ``member``'s key (401), else None."""
+    return lambda: time.monotonic() if session.get(url, headers=member.headers, timeout=30).status_code == 401 else None
+
+
 def log_times(path: Path, message: str) -> list[float]:
     """When each line with ``message`` was written (its ``time``, UTC), as epoch seconds."""
     found = []
@@ -166,8 +171,7 @@ def test_requests_go_on_with_redis_away_and_are_limited_exactly_once_it_returns(
         away_at = time.monotonic()
         stack.admin.revoke_key(revoked.key_row_id)
         revoked_at = time.monotonic()
-        refused = {url: wait_for(lambda u=url: session.get(u, headers=revoked.headers, timeout=30).status_code == 401
-                                 and time.monotonic(), f"{url} refusing the revoked key", timeout=30, every=0.05)
+        refused = {url: wait_for(refusal(session, url, revoked), f"{url} refusing the revoked key", timeout=30, every=0.05)
                    for url in key_checks}
         time.sleep(max(0.0, AWAY_SECONDS - (time.monotonic() - away_at)))
         stack.redis.start()

@@ -46,9 +46,9 @@ from dps_common import migrations
 from dps_common.db import Transactions, make_engine
 
 from dps_webhooks.db import partitions
-from dps_webhooks.delivery.recording import Finished, record_outcomes
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
 from dps_webhooks.services.intake import IncomingEvent, accept_events
+from dps_webhooks.services.recording import Finished, record_outcomes
 
 PACKAGE = "dps_webhooks"
 PARTITIONED = "0005_history_partitioned_by_day"

@@ -43,7 +43,7 @@ from dps_common.messaging import EventPublisher, OutgoingEvent, connect
 from dps_common.messaging.shards import routing_key
 from dps_testing.services import fresh_vhost
 
-from dps_webhooks.consumer import events_queue
+from dps_webhooks.adapters.events_queue import events_queue
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.settings import Settings
 
@@ -52,7 +52,7 @@ QUEUE = "dps-bench.events"
 CONSUMER = """
 import os, sys, threading, signal, time
 from dps_common.db import Transactions, make_engine
-from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.workers.consumers import EventConsumer
 from dps_webhooks.settings import Settings
 url, amqp, shards, shard, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 settings = Settings(database_url=url, cursor_secret=b"x" * 32, secret_key=bytes(32), api_url="https://127.0.0.1:9",

@@ -32,9 +32,9 @@ from dps_testing.services import fresh_vhost
 
 from dps_api.db.migrate import upgrade as upgrade_api
 from dps_api.services.identity import IdentityService
+from dps_webhooks.adapters.signing_secrets import SecretSealer, new_signing_secret
+from dps_webhooks.db.deliveries import DELIVERIES_CHANNEL
 from dps_webhooks.db.migrate import upgrade as upgrade_dispatcher
-from dps_webhooks.db.work_queue import DELIVERIES_CHANNEL
-from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
 
 BENCH_DIR = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent

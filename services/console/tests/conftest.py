@@ -120,7 +120,7 @@ def webhooks_origin(api_origin: str, tls_files: dict[str, str]) -> Iterator[str]
     """The real webhook dispatcher (its own app and database) on a socket, checking keys at the api."""
     from dps_common import migrations
 
-    from dps_webhooks.app import create_app as create_dispatcher
+    from dps_webhooks.composition import build_http as create_dispatcher
     from dps_webhooks.settings import Settings as DispatcherSettings
 
     with fresh_database("dps_console_webhooks") as url:

@@ -26,7 +26,7 @@ from dps_testing.rate_limits import UNTHROTTLED
 from dps_testing.real_api import api_database
 from dps_testing.service import ServiceUnderTest
 
-from dps_webhooks.app import create_app
+from dps_webhooks.composition import build_http
 from dps_webhooks.db import models  # noqa: F401  (every table on the metadata)
 from dps_webhooks.db.base import Base
 from dps_webhooks.settings import Settings
@@ -79,7 +79,7 @@ def other_org(fake_api: FakeApi) -> Org:
 
 @pytest.fixture(scope="session")
 def dps_service() -> ServiceUnderTest[Settings]:
-    return ServiceUnderTest(package="dps_webhooks", metadata=Base.metadata, create_app=create_app)
+    return ServiceUnderTest(package="dps_webhooks", metadata=Base.metadata, create_app=build_http)
 
 
 @pytest.fixture(scope="module")

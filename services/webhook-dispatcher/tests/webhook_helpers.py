@@ -24,13 +24,13 @@ from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 from dps_testing.services import fresh_database
 
+from dps_webhooks.adapters.signing_secrets import SecretSealer, new_signing_secret
+from dps_webhooks.db.deliveries import hold_pending, release_held
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
-from dps_webhooks.db.work_queue import hold_pending, release_held
-from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.services.intake import IncomingEvent, accept_events, add_delivery, store_event
 from dps_webhooks.settings import Settings
-from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
+from dps_webhooks.workers.deliveries import DeliveryWorker
 
 
 @contextmanager

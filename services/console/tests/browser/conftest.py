@@ -107,9 +107,9 @@ def webhooks_origin(api_origin: str, api_env: dict[str, str], tls_files: dict[st
     attempted; plain http to a loopback receiver (its development setting)."""
     from dps_common.db import Transactions, make_engine
 
-    from dps_webhooks.app import create_app as create_dispatcher
-    from dps_webhooks.delivery.worker import DeliveryWorker
+    from dps_webhooks.composition import build_http as create_dispatcher
     from dps_webhooks.settings import Settings as DispatcherSettings
+    from dps_webhooks.workers.deliveries import DeliveryWorker
 
     with fresh_database("dps_console_browser_webhooks") as url:
         DATABASES["dispatcher"] = url

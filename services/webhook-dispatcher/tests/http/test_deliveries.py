@@ -1,4 +1,4 @@
-"""``/webhook-configs/{id}/test`` and ``/webhook-configs/{id}/deliveries/**`` through create_app: test
+"""``/webhook-configs/{id}/test`` and ``/webhook-configs/{id}/deliveries/**`` through build_http: test
 deliveries, the list newest first with its status filter and paging, one delivery with its attempts,
 and manual retries (same event, new delivery)."""
 

@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from dps_common.events.envelope import envelope
 from dps_common.json import dumps
 
+from dps_webhooks.adapters.signing_secrets import SecretSealer
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint
 from dps_webhooks.services import intake
 
@@ -256,7 +257,7 @@ def test_an_auto_disabled_endpoint_can_be_revoked(client, org, tx):
 def stored_secret(app, tx, endpoint):
     with tx() as session:
         row = session.get_one(WebhookEndpoint, uuid.UUID(endpoint["id"]))
-        return app.context.sealer.open(row.id, row.secret_sealed)
+        return SecretSealer(app.context.settings.secret_key).open(row.id, row.secret_sealed)
 
 
 def test_rotation_returns_a_new_secret_once_and_replaces_the_stored_one(client, app, org, tx):

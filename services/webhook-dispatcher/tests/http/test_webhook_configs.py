@@ -1,4 +1,4 @@
-"""``/webhook-configs`` through create_app: create (the secret shown once), read, list and paging,
+"""``/webhook-configs`` through build_http: create (the secret shown once), read, list and paging,
 organization scoping, validation, URL refusals, roles."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import uuid
 import falcon.testing
 import pytest
 
-from dps_webhooks.app import create_app
+from dps_webhooks.adapters.signing_secrets import SecretSealer
+from dps_webhooks.composition import build_http
 from dps_webhooks.db.models import WebhookEndpoint
 from dps_webhooks.schemas.webhook_configs import WebhookConfig, WebhookConfigList, WebhookConfigWithSecret
 
@@ -33,7 +34,7 @@ def error_fields(resp):
 def stored_secret(app, tx, endpoint_id):
     with tx() as session:
         row = session.get_one(WebhookEndpoint, uuid.UUID(endpoint_id))
-        return app.context.sealer.open(row.id, row.secret_sealed)
+        return SecretSealer(app.context.settings.secret_key).open(row.id, row.secret_sealed)
 
 
 # --- create and read -------------------------------------------------------------------------------
@@ -170,13 +171,13 @@ def test_refused_urls_are_a_400_naming_url_with_the_reason(client, org, url, rea
 
 
 def test_loopback_is_refused_unless_allowlisted(make_settings, tx, org):
-    strict = falcon.testing.TestClient(create_app(make_settings(WEBHOOK_ALLOWED_NETWORKS=""), tx=tx))
+    strict = falcon.testing.TestClient(build_http(make_settings(WEBHOOK_ALLOWED_NETWORKS=""), tx=tx))
     for url in (URL, "https://localhost/hooks", "https://2130706433/hooks", "https://[::1]/hooks"):
         resp = strict.simulate_post(BASE, json={"url": url}, headers=org.admin.headers)
         assert resp.status_code == 400, url
         assert resp.json["errors"][0]["field"] == "url"
         assert "loopback" in resp.json["errors"][0]["message"], url
-    created = create(falcon.testing.TestClient(create_app(make_settings(), tx=tx)), org)  # allowlisted: accepted
+    created = create(falcon.testing.TestClient(build_http(make_settings(), tx=tx)), org)  # allowlisted: accepted
     resp = strict.simulate_put(f"{BASE}/{created['id']}", json={"url": "https://127.0.0.2/x"}, headers=org.admin.headers)
     assert resp.status_code == 400  # a new URL is vetted again on update
     assert resp.json["errors"][0]["field"] == "url"

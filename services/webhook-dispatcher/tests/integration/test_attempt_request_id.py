@@ -23,9 +23,9 @@ from dps_testing.services import fresh_vhost
 from dps_testing.transactions import committed
 from dps_testing.webhook_receiver import Receiver
 
-from dps_webhooks import consumer as consumer_module
-from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.adapters import events_queue as queue_module
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers.consumers import EventConsumer
 
 from webhook_helpers import Store, running_worker, webhook_database, worker_process_env
 
@@ -87,7 +87,7 @@ def settings(tls_files: dict[str, str]) -> Iterator[Settings]:
         )
         settings = Settings.from_env(env)
         with connect(amqp_url) as connection:
-            consumer_module.events_queue(settings)(connection.default_channel).declare()
+            queue_module.events_queue(settings)(connection.default_channel).declare()
         yield settings
 
 

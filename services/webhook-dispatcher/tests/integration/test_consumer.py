@@ -25,11 +25,11 @@ from dps_testing.broker import PrivateBroker, private_broker, publish_one
 from dps_testing.services import fresh_database
 from dps_testing.transactions import committed
 
-from dps_webhooks import consumer as consumer_module
-from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.adapters import events_queue as queue_module
 from dps_webhooks.db.migrate import upgrade
 from dps_webhooks.db.models import WebhookDelivery, WebhookEvent
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers.consumers import EventConsumer
 
 import webhook_helpers as helpers
 
@@ -81,7 +81,7 @@ def settings(database_url: str, amqp_url: str) -> Settings:
 @pytest.fixture(scope="module")
 def events_queue(settings: Settings) -> Queue:
     """The consumer's own queue, declared the same way, so events published first are kept."""
-    queue = consumer_module.events_queue(settings)
+    queue = queue_module.events_queue(settings)
     with connect(settings.amqp_url) as connection:
         queue(connection.default_channel).declare()
     return queue
@@ -403,7 +403,7 @@ def test_the_metrics_count_the_deliveries_due_and_the_age_of_the_oldest(tx: Tran
     from dps_common import runtime_metrics
     from dps_common.edge import metrics as edge_metrics
 
-    from dps_webhooks.due_metrics import deliveries_due
+    from dps_webhooks.adapters.due_metrics import deliveries_due
 
     organization_id = uuid4()
     add_endpoint(tx, organization_id)

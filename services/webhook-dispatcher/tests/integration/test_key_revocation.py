@@ -99,7 +99,7 @@ def test_a_revoked_key_stops_within_the_dispatchers_ttl_from_the_revocation_with
 @pytest.fixture
 def subscribed(dispatcher, make_settings, amqp_url) -> Iterator[IntrospectingAuthenticator]:
     """A worker's authenticator with the spec's longest TTL, subscribed to key events as
-    ``create_app(key_events=True)`` subscribes it in each gunicorn worker."""
+    ``build_http(key_events=True)`` subscribes it in each gunicorn worker."""
     authenticator = dispatcher(KEY_CACHE_TTL_SECONDS="600", AMQP_URL=amqp_url, EVENTS_EXCHANGE=EXCHANGE)
     settings = make_settings(AMQP_URL=amqp_url, EVENTS_EXCHANGE=EXCHANGE)
     subscriber = start_key_events(settings.amqp_url, settings.events_exchange, authenticator)

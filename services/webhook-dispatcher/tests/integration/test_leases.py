@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from dps_testing.webhook_receiver import Receiver
 
+from dps_webhooks.db.deliveries import claim_due
 from dps_webhooks.db.models import WebhookDelivery
-from dps_webhooks.db.work_queue import claim_due
-from dps_webhooks.delivery.recording import INTERRUPTED, Finished, LeaseLost, record_outcome, record_outcomes
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
+from dps_webhooks.services.recording import INTERRUPTED, Finished, LeaseLost, record_outcome, record_outcomes
 
 from webhook_helpers import Store, running_worker, webhook_database
 

@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from standardwebhooks import Webhook
 
-from dps_webhooks.delivery.loopback import LoopbackSender
-from dps_webhooks.delivery.sender import Sender
-from dps_webhooks.delivery.signing import delivery_headers
-from dps_webhooks.signing_secrets import new_signing_secret
+from dps_webhooks.adapters.loopback import LoopbackSender
+from dps_webhooks.adapters.sender import Sender
+from dps_webhooks.adapters.signing import delivery_headers
+from dps_webhooks.adapters.signing_secrets import new_signing_secret
 
 SECRET = new_signing_secret()
 BODY = '{"id": "evt", "type": "quote.approved"}'

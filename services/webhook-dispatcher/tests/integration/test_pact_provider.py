@@ -18,7 +18,7 @@ import pytest
 from dps_testing.pacts import State, state_changes, verify_http
 from dps_testing.pacts import served as serving
 
-from dps_webhooks.app import create_app
+from dps_webhooks.composition import build_http
 
 BASE = "/external/v1/webhook-configs"
 URL = "https://127.0.0.1:8443/hooks"  # on loopback, which this suite's dispatcher allows
@@ -52,7 +52,7 @@ class States:
 @pytest.fixture
 def app(settings, tx, monkeypatch) -> Any:
     monkeypatch.setenv("PACT_DO_NOT_TRACK", "true")  # the pact core's usage report: no call out of the tests
-    return create_app(settings, tx=tx)
+    return build_http(settings, tx=tx)
 
 
 def test_the_consoles_calls(app, org):

@@ -22,11 +22,12 @@ from dps_testing.services import fresh_vhost
 from dps_testing.transactions import committed
 from dps_testing.webhook_receiver import Receiver
 
-from dps_webhooks import consumer as consumer_module
-from dps_webhooks.consumer import EventConsumer
+from dps_webhooks.adapters import events_queue as queue_module
 from dps_webhooks.db.models import WebhookEvent
 from dps_webhooks.services.intake import accept_events
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers import consumers as consumer_module
+from dps_webhooks.workers.consumers import EventConsumer
 
 from webhook_helpers import Store, add_endpoint, incoming, running_worker, webhook_database
 
@@ -77,7 +78,7 @@ def lingering_consumer(database: str) -> Iterator[Settings]:
             consumer_linger_seconds=1.0,
         )
         with connect(amqp_url) as connection:
-            consumer_module.events_queue(settings)(connection.default_channel).declare()
+            queue_module.events_queue(settings)(connection.default_channel).declare()
         stop = threading.Event()
         with committed(database, "dps-webhooks-quiet-consumer") as tx:
             thread = threading.Thread(target=EventConsumer(settings, tx).run, args=(stop,), daemon=True)
@@ -169,10 +170,10 @@ def test_sharded_consumers_store_every_event_once_from_their_shards_queues(store
             events_shards=2,
         )
         consumers = consumer_module.shard_consumers(settings, store.tx)
-        assert [c._queue.name for c in consumers] == ["test.wh.sharded.shard-0", "test.wh.sharded.shard-1"]
+        assert [c.queue.name for c in consumers] == ["test.wh.sharded.shard-0", "test.wh.sharded.shard-1"]
         with connect(amqp_url) as connection:
             for consumer in consumers:
-                consumer._queue(connection.default_channel).declare()
+                consumer.queue(connection.default_channel).declare()
         # three organizations in each shard, so both queues have work (six random ones all fell in one
         # shard once in 32 runs)
         organizations = [*_organizations_in(0, 3), *_organizations_in(1, 3)]

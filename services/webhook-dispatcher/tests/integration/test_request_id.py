@@ -15,7 +15,7 @@ import pytest
 from dps_testing.provisioning import Org
 from dps_testing.real_api import api_server
 
-from dps_webhooks.app import create_app
+from dps_webhooks.composition import build_http
 from dps_webhooks.settings import Settings
 
 WAIT_SECONDS = 30
@@ -37,7 +37,7 @@ def test_the_request_id_goes_with_the_key_introspection_call(
     logged_api: tuple[str, Path], make_settings: Callable[..., Settings], api_org: Org
 ) -> None:
     origin, log = logged_api
-    client = falcon.testing.TestClient(create_app(make_settings(API_URL=origin)))
+    client = falcon.testing.TestClient(build_http(make_settings(API_URL=origin)))
     member = api_org.member("admin", f"traced-{uuid4().hex[:8]}@acme.example")  # a key no cache holds yet
     traced = f"trace-{uuid4().hex}"
     resp = client.simulate_get("/external/v1/webhook-configs", headers={**member.headers, "X-Request-Id": traced})

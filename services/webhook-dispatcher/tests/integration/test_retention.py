@@ -13,9 +13,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from dps_webhooks.db import partitions
-from dps_webhooks.delivery import retention
-from dps_webhooks.delivery.retention import maintain, run_retention
+from dps_webhooks.services import retention
 from dps_webhooks.services.intake import store_event
+from dps_webhooks.services.retention import maintain
+from dps_webhooks.workers.retention import run_retention
 
 from webhook_helpers import Store, incoming, webhook_database
 

@@ -10,10 +10,10 @@ import pytest
 
 from dps_testing.webhook_receiver import DRIP_BODY, HUGE_BYTES, Receiver
 
-from dps_webhooks.delivery import watchdog
-from dps_webhooks.delivery.sender import EXCERPT_BYTES, Sender
-from dps_webhooks.delivery.signing import delivery_headers
-from dps_webhooks.signing_secrets import new_signing_secret
+from dps_webhooks.adapters import watchdog
+from dps_webhooks.adapters.sender import EXCERPT_BYTES, Sender
+from dps_webhooks.adapters.signing import delivery_headers
+from dps_webhooks.adapters.signing_secrets import new_signing_secret
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 TIMEOUT = 2.0

@@ -22,7 +22,7 @@ from dps_testing.processes import free_port, scrape, wait_healthy
 from dps_testing.services import fresh_vhost
 from dps_testing.webhook_receiver import Receiver
 
-from dps_webhooks.consumer import events_queue
+from dps_webhooks.adapters.events_queue import events_queue
 from dps_webhooks.settings import Settings
 
 from webhook_helpers import Store, webhook_database, worker_process_env

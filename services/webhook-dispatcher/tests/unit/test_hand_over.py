@@ -3,9 +3,9 @@ lease is short, so that the last one queued still ends (one timeout per round) w
 
 import pytest
 
-from dps_webhooks.delivery import worker as worker_module
-from dps_webhooks.delivery.worker import DeliveryWorker
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers import deliveries as worker_module
+from dps_webhooks.workers.deliveries import DeliveryWorker
 
 
 def worker(**settings) -> DeliveryWorker:

@@ -9,12 +9,12 @@ import pytest
 
 from dps_common.settings import SettingsError
 
-from dps_webhooks.db.work_queue import Claimed
-from dps_webhooks.delivery.recording import Finished
-from dps_webhooks.delivery.worker import _log_attempt
+from dps_webhooks.adapters.url_guard import Target, UrlRefused, vet_url
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
+from dps_webhooks.domain.claims import Claimed
+from dps_webhooks.services.attempts import log_attempt
+from dps_webhooks.services.recording import Finished
 from dps_webhooks.settings import Settings
-from dps_webhooks.url_guard import Target, UrlRefused, vet_url
 
 
 def test_the_setting_is_refused_in_production_and_without_an_environment(make_settings):
@@ -72,9 +72,9 @@ def _finished(result: AttemptResult, outcome: Outcome) -> Finished:
 def test_the_worker_logs_why_an_attempt_failed_and_when_it_comes_again(caplog):
     caplog.set_level(logging.INFO, logger="dps.webhooks.worker")
     retry = Outcome(DeliveryStatus.FAILED, 90.04, EndpointEffect.NONE)
-    _log_attempt(_finished(AttemptResult(None, None, "Connection refused.", 3), retry))
-    _log_attempt(_finished(AttemptResult(503, "busy", None, 12), retry))
-    _log_attempt(_finished(AttemptResult(204, "", None, 5), Outcome(DeliveryStatus.SUCCESS, None, EndpointEffect.RESET_FAILURES)))
+    log_attempt(_finished(AttemptResult(None, None, "Connection refused.", 3), retry))
+    log_attempt(_finished(AttemptResult(503, "busy", None, 12), retry))
+    log_attempt(_finished(AttemptResult(204, "", None, 5), Outcome(DeliveryStatus.SUCCESS, None, EndpointEffect.RESET_FAILURES)))
     refused, answered, delivered = caplog.records
     assert (refused.levelname, refused.message, refused.error, refused.retryInSeconds) == (
         "WARNING", "delivery attempt failed", "Connection refused.", 90.0

@@ -1,15 +1,19 @@
-"""The dispatcher's layers and its processes without HTTP, checked as every service's are
-(``dps_testing.layers``), and two rules of its own: the answers are rendered in ``schemas/`` alone,
-and the event consumer and the delivery worker never import each other; they meet through
-``delivery/hand_over.py``, wired by ``cli``. The worker process (``dealpricing-webhooks worker``:
-deliveries, the consumers, retention), put together as ``cli.run_worker`` does, loads no falcon."""
+"""The dispatcher's layers and its process without HTTP, checked by the one plan's rules, the same
+for every service and with no exception of the dispatcher's own (``dps_testing.layers``): the webhook
+sender and its address guard, signing secrets, the events queue and the metrics exporters are
+``adapters/``; the delivery, consumer and retention loops are ``workers/``, none importing another;
+``composition`` builds the HTTP app and the worker process, which ``wsgi`` and ``cli`` call. The
+worker process (``dealpricing-webhooks worker``: deliveries, the consumers, retention), put together
+by ``composition.build_worker``, loads no falcon. Rules said here too: the consumer and the delivery
+loop meet only through ``services/hand_over.py``; no use case reaches the rendering or makes an event
+itself (the events adapter renders the test delivery's); the answers are rendered in ``schemas/``."""
 
 from __future__ import annotations
 
 import ast
 
 from dps_common.crypto import new_key
-from dps_testing.layers_before import LayersSuite, Process, ServiceLayers, in_part, loaded_in_a_fresh_interpreter
+from dps_testing.layers import LayersSuite, Process, ServiceLayers, loaded_in_a_fresh_interpreter
 
 import dps_webhooks
 
@@ -20,65 +24,58 @@ ENV = {
     "CURSOR_SECRET": "layers-cursor-secret-0123456789abcdef0123",
     "WEBHOOK_SECRET_KEY": new_key(),
 }
-BUILD_WORKER = """
-from dps_common.db import Transactions, make_engine
-from dps_webhooks.consumer import shard_consumers
-from dps_webhooks.delivery.worker import DeliveryWorker
-from dps_webhooks.settings import Settings
-settings = Settings.from_env()
-tx = Transactions.for_engine(make_engine(settings.database_url, pool_size=1))
-shard_consumers(settings, tx, hand_over=DeliveryWorker(settings, tx, settings.database_url))
-"""
 
 
 class TestLayers(LayersSuite):
-    layers = ServiceLayers(
-        dps_webhooks,
-        entry_points=("app", "wsgi", "routes", "context", "cli", "consumer", "delivery.worker"),
-        support=("delivery", "signing_secrets", "url_guard", "metrics", "due_metrics"),
-        processes=(Process("delivery worker and event consumer", "dps_webhooks.cli", BUILD_WORKER, ENV),),
-    )
+    layers = ServiceLayers(dps_webhooks, processes=(Process("worker process", "build_worker", ENV),))
 
 
 def test_the_consumer_and_the_worker_meet_only_through_the_hand_over():
     imports = TestLayers.layers.imports
-    consumer, worker = imports.reached("dps_webhooks.consumer"), imports.reached("dps_webhooks.delivery.worker")
-    assert "dps_webhooks.delivery.worker" not in consumer
-    assert {m for m in consumer if in_part(m, "dps_webhooks.delivery")} == {
-        "dps_webhooks.delivery",
-        "dps_webhooks.delivery.hand_over",
-    }
-    assert "dps_webhooks.consumer" not in worker
-    assert not {m for m in worker if in_part(m, "dps_webhooks.services")}
-    # cli is the one place that puts them together
-    wiring = {m for m in imports.modules if {"dps_webhooks.consumer", "dps_webhooks.delivery.worker"} <= imports.reached(m)}
-    assert wiring == {"dps_webhooks.cli"}
-
-
-def test_the_delivery_parts_and_the_use_cases_of_the_http_side_never_reach_each_other():
-    imports = TestLayers.layers.imports
-    delivery, services = imports.modules_of("dps_webhooks.delivery"), imports.modules_of("dps_webhooks.services")
-    assert not {(m, r) for m in delivery for r in imports.reached(m) if in_part(r, "dps_webhooks.services")}
-    assert not {(m, r) for m in services for r in imports.reached(m) if in_part(r, "dps_webhooks.delivery")}
-    # and at run time (an import inside a function is not in the source view's graph)
-    loaded = loaded_in_a_fresh_interpreter(*services)
-    assert not {m for m in loaded if in_part(m, "dps_webhooks.delivery")}
+    consumer, worker = imports.reached("dps_webhooks.workers.consumers"), imports.reached("dps_webhooks.workers.deliveries")
+    assert "dps_webhooks.workers.deliveries" not in consumer and "dps_webhooks.workers.consumers" not in worker
+    assert "dps_webhooks.services.hand_over" in consumer
+    # composition is the one place that puts them together (and the entry points, through it)
+    wiring = {m for m in imports.modules
+              if {"dps_webhooks.workers.consumers", "dps_webhooks.workers.deliveries"} <= imports.reached(m)}
+    assert wiring == {"dps_webhooks.composition", "dps_webhooks.cli", "dps_webhooks.wsgi"}
 
 
 def test_the_answers_are_rendered_in_the_schemas_alone():
-    """The use cases return views and the resources render them through ``schemas/``: no layer below
-    (the domain, ``db``, the use cases, the delivery parts) defines a ``render_`` function."""
+    """The use cases return views and the resources render them through ``schemas/``: no module
+    outside ``schemas/`` defines a ``render_`` function."""
     layers = TestLayers.layers
-    below = [m for m in layers.imports.modules if layers.layer_of(m) in {"domain", "db", "services", "support"}]
-    assert not [f"{m}.{f.name}" for m in below for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
+    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
                 if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]
+
+
+def test_no_use_case_reaches_the_rendering():
+    """No module of ``services/`` imports ``schemas/``, directly or through another module of the
+    package (an adapter included), and importing them all loads none."""
+    layers = TestLayers.layers
+    use_cases = layers.modules_in("services")
+    assert use_cases
+    assert not [f"{m} reaches {r}" for m in use_cases for r in sorted(layers.imports.reached(m))
+                if layers.layer_of(r) == "schemas"]
+    assert not [m for m in loaded_in_a_fresh_interpreter(*use_cases) if layers.layer_of(m) == "schemas"]
+
+
+def test_no_use_case_makes_an_event():
+    """The test delivery's use case hands the endpoint's view to the events adapter
+    (``adapters/events.py``), which renders the event: no use case calls ``envelope`` itself."""
+    layers = TestLayers.layers
+    calls = [f"{m}: envelope()" for m in layers.modules_in("services")
+             for node in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "envelope"]
+    assert not calls
 
 
 def test_the_package_is_seen_whole():
     """The checks are only as good as the modules and imports they walk: some known ones."""
     imports = TestLayers.layers.imports
-    assert {"dps_webhooks.services.intake", "dps_webhooks.delivery.hand_over", "dps_webhooks.domain.backoff"} <= set(
-        imports.modules
-    )
+    assert {"dps_webhooks.services.intake", "dps_webhooks.services.hand_over", "dps_webhooks.domain.backoff",
+            "dps_webhooks.workers.deliveries", "dps_webhooks.adapters.url_guard"} <= set(imports.modules)
     assert "dps_webhooks.db.models" in imports.reached("dps_webhooks.services.intake")
-    assert TestLayers.layers.layer_of("dps_webhooks.delivery.worker") == "entry points"
+    assert TestLayers.layers.layer_of("dps_webhooks.workers.deliveries") == "workers"
+    assert TestLayers.layers.layer_of("dps_webhooks.resources.routes") == "resources"

@@ -24,8 +24,8 @@ from pact import Pact
 
 from dps_testing.pacts import EVENT_ID, EVENT_ORG, ConsumerContract, event_envelope, request_id_header
 
-from dps_webhooks.consumer import _parse
 from dps_webhooks.services.intake import IncomingEvent
+from dps_webhooks.workers.consumers import _parse
 
 API = ConsumerContract("webhook-dispatcher", "api")
 BILLING = ConsumerContract("webhook-dispatcher", "billing-connector")

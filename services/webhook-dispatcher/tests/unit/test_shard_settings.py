@@ -6,8 +6,8 @@ import pytest
 from dps_common.crypto import new_key
 from dps_common.settings import SettingsError
 
-from dps_webhooks.consumer import STANDBY_DELAY_SECONDS, shard_consumers
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers.consumers import STANDBY_DELAY_SECONDS, shard_consumers
 
 REQUIRED = {
     "DATABASE_URL": "postgresql://u@h/db",
@@ -19,7 +19,7 @@ REQUIRED = {
 
 
 def queues(settings: Settings) -> list[tuple[str, str, float]]:
-    return [(c._queue.name, c._queue.routing_key, c._standby_seconds) for c in shard_consumers(settings, tx=None)]
+    return [(c.queue.name, c.queue.routing_key, c.standby_seconds) for c in shard_consumers(settings, tx=None)]
 
 
 def test_without_shards_one_queue_takes_every_event():

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from dps_webhooks.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
+from dps_webhooks.adapters.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 

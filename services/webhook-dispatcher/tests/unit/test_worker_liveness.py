@@ -5,9 +5,9 @@ import threading
 
 from dps_common.process_server import Heartbeat
 
-from dps_webhooks.cli import liveness
-from dps_webhooks.delivery.worker import DeliveryWorker
+from dps_webhooks.composition import liveness
 from dps_webhooks.settings import Settings
+from dps_webhooks.workers.deliveries import DeliveryWorker
 
 
 def worker() -> DeliveryWorker:

@@ -10,7 +10,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import invalid_param, path_id
 from dps_common.paging import CursorCodec
 
-from dps_webhooks.context import AppContext
+from dps_webhooks.resources.context import AppContext
 from dps_webhooks.schemas.deliveries import (
     Delivery,
     DeliveryDetail,
@@ -116,7 +116,7 @@ class RetryResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    service = DeliveryService(ctx.tx, ctx.now)
+    service = ctx.deliveries
     api.add("/webhook-configs/{webhook_config_id}/deliveries", DeliveriesResource(service, ctx.cursors))
     api.add("/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}", DeliveryResource(service))
     api.add("/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry", RetryResource(service))

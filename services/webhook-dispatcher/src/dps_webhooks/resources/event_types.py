@@ -7,7 +7,7 @@ from dps_common.auth.scopes import Scope
 from dps_common.http.app import Api
 from dps_common.http.operations import Operation
 
-from dps_webhooks.context import AppContext
+from dps_webhooks.resources.context import AppContext
 from dps_webhooks.schemas.event_types import WebhookEventTypeList, render_event_types
 from dps_webhooks.services.event_types import list_event_types
 

@@ -12,9 +12,9 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
-from dps_webhooks.context import AppContext
 from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import EndpointStatus
+from dps_webhooks.resources.context import AppContext
 from dps_webhooks.schemas.deliveries import Delivery, render_delivery
 from dps_webhooks.schemas.webhook_configs import (
     WebhookConfig,
@@ -195,8 +195,8 @@ class TestDeliveryResource:
 
 
 def register(api: Api, ctx: AppContext) -> None:
-    endpoints = EndpointService(ctx.tx, ctx.sealer, ctx.settings, ctx.now)
+    endpoints = ctx.endpoints
     api.add("/webhook-configs", WebhookConfigsResource(endpoints, ctx.cursors))
     api.add("/webhook-configs/{webhook_config_id}", WebhookConfigResource(endpoints))
     api.add("/webhook-configs/{webhook_config_id}/rotate-secret", RotateSecretResource(endpoints))
-    api.add("/webhook-configs/{webhook_config_id}/test", TestDeliveryResource(DeliveryService(ctx.tx, ctx.now)))
+    api.add("/webhook-configs/{webhook_config_id}/test", TestDeliveryResource(ctx.deliveries))

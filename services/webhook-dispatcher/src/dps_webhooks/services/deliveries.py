@@ -20,21 +20,20 @@ from sqlalchemy.orm import Session
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 from dps_common.errors import not_found
-from dps_common.events.envelope import envelope
-from dps_common.json import dumps
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.delivery_views import AttemptView, DeliveryView, DeliveryWithAttempts
 from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held
+from dps_webhooks.domain.endpoint_views import EndpointView
 from dps_webhooks.services import intake
-from dps_webhooks.services.endpoints import load_endpoint
+from dps_webhooks.services.endpoints import endpoint_view, load_endpoint
 
 log = logging.getLogger("dps.webhooks.deliveries")
 WHAT = "Webhook delivery"
-TEST_EVENT_TYPE = "webhook.test"
-TEST_MESSAGE = "A test delivery from the Deal Pricing Service."
+# the serialized ``webhook.test`` envelope for an endpoint (the one events adapter, given at composition)
+WebhookTestEnvelope = Callable[[UUID, EndpointView, datetime], str]
 
 
 def delivery_view(delivery: WebhookDelivery) -> DeliveryView:
@@ -87,9 +86,10 @@ def _load_delivery(session: Session, endpoint: WebhookEndpoint, delivery_id: UUI
 
 
 class DeliveryService:
-    def __init__(self, tx: Transactions, now: Callable[[], datetime]):
+    def __init__(self, tx: Transactions, now: Callable[[], datetime], test_envelope: WebhookTestEnvelope):
         self._tx = tx
         self._now = now
+        self._test_envelope = test_envelope
 
     def list_deliveries(
         self, principal: Principal, endpoint_id: UUID, page: PageRequest, status: str | None
@@ -117,13 +117,8 @@ class DeliveryService:
         with self._tx() as session:
             endpoint = load_endpoint(session, principal.organization_id, endpoint_id, lock=True)
             held = new_delivery_held(EndpointStatus(endpoint.status), revoked=endpoint.revoked_at is not None, is_test=True)
-            body = envelope(
-                TEST_EVENT_TYPE,
-                principal.organization_id,
-                {"webhookConfigId": str(endpoint.id), "message": TEST_MESSAGE},
-                occurred_at=self._now(),
-            )
-            event = intake.IncomingEvent.from_envelope(dumps(body).decode())
+            body = self._test_envelope(principal.organization_id, endpoint_view(endpoint), self._now())
+            event = intake.IncomingEvent.from_envelope(body)
             intake.store_event(session, event)
             delivery = intake.add_delivery(session, event, endpoint.id, held=held, is_test=True)
             view = delivery_view(delivery)

@@ -1,7 +1,7 @@
 """Webhook endpoints (``/webhook-configs``): list, read, create, update, revoke, rotate the secret.
 
 Every use case is scoped to the caller's organization: another organization's endpoint is a 404
-like a missing one. A URL is vetted (``url_guard``) before the transaction opens, because vetting
+like a missing one. A URL is vetted (``adapters/url_guard.py``) before the transaction opens, because vetting
 resolves the host and a slow DNS answer must not hold a database transaction open. Status changes
 lock the row, so they serialise with each other and with the worker's failure counting.
 """
@@ -23,8 +23,10 @@ from dps_common.ids import new_id
 from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
+from dps_webhooks.adapters.signing_secrets import SecretSealer, new_signing_secret
+from dps_webhooks.adapters.url_guard import UrlRefused, vet_url
+from dps_webhooks.db.deliveries import hold_pending, release_held
 from dps_webhooks.db.models import WebhookEndpoint
-from dps_webhooks.db.work_queue import hold_pending, release_held
 from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import (
     REVOKED_REASON,
@@ -34,8 +36,6 @@ from dps_webhooks.domain.endpoint_status import (
 )
 from dps_webhooks.domain.endpoint_views import EndpointView, EndpointWithSecret
 from dps_webhooks.settings import Settings
-from dps_webhooks.signing_secrets import SecretSealer, new_signing_secret
-from dps_webhooks.url_guard import UrlRefused, vet_url
 
 log = logging.getLogger("dps.webhooks.endpoints")
 WHAT = "Webhook config"

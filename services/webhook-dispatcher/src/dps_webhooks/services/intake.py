@@ -44,8 +44,9 @@ from dps_common.json import loads
 
 from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.base import Base
+from dps_webhooks.db.deliveries import first_claim, notify_due
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from dps_webhooks.db.work_queue import Claimed, first_claim, notify_due
+from dps_webhooks.domain.claims import Claimed
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # spec section 8
 OVERSIZED_MESSAGE = "The payload is larger than 1 MB; it is not delivered."

@@ -2,15 +2,16 @@
 
 The consumer stores the deliveries that its worker can start soon already claimed for it, so they
 cost no claim statement and wake no other worker (``services/intake.accept_events``). This is the one
-interface between the two: the worker implements it (``delivery/worker.DeliveryWorker``), the
-consumer receives it at composition (``cli``), and neither imports the other.
+interface between the two: the worker implements it (``workers/deliveries.DeliveryWorker``), the
+consumer's intake (``services/event_intake.py``) receives it at composition (``composition``), and
+neither worker imports the other.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from dps_webhooks.db.work_queue import Claimed
+from dps_webhooks.domain.claims import Claimed
 
 
 class HandOver(Protocol):

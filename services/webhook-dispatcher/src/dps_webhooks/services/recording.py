@@ -13,7 +13,7 @@ Only the holder of a delivery's current claim token records its outcome: a row t
 worker (its lease ran out) or deleted is left alone, and its result is reported as not recorded.
 
 A claim past the last allowed attempt (taking over a delivery whose 8th attempt was cut short: every
-claim counts one, ``db/work_queue.py``) sends nothing: ``interrupted_last`` records that 8th attempt,
+claim counts one, ``db/deliveries.py``) sends nothing: ``interrupted_last`` records that 8th attempt,
 started and never answered as far as anyone knows, and the delivery EXHAUSTED.
 """
 
@@ -46,10 +46,10 @@ from sqlalchemy.types import TypeEngine
 
 from dps_common.ids import new_id
 
-from dps_webhooks import metrics
+from dps_webhooks.adapters import metrics
 from dps_webhooks.db.arrays import unnested
+from dps_webhooks.db.deliveries import hold_pending, notify_due
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
-from dps_webhooks.db.work_queue import Claimed, hold_pending, notify_due
 from dps_webhooks.domain.attempt_outcome import (
     AttemptResult,
     DeliveryStatus,
@@ -57,6 +57,7 @@ from dps_webhooks.domain.attempt_outcome import (
     Outcome,
     endpoint_after,
 )
+from dps_webhooks.domain.claims import Claimed
 
 log = logging.getLogger("dps.webhooks.recording")
 

@@ -16,13 +16,13 @@ Only one replica does the partitions' DDL at a time (a transaction advisory lock
 that round), and the DDL waits at most ``LOCK_TIMEOUT`` for the parents' locks, so it never keeps
 the claims, records and reads queued behind it for longer: when it cannot have them it gives up and
 the next round tries again. The batched deletes lock rows with ``SKIP LOCKED``, so replicas share
-them. All times come from the database clock.
+them. All times come from the database clock. The worker process runs a round now and then
+(``workers/retention.py``).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, cast
@@ -119,23 +119,3 @@ def _in_batches(tx: Transactions, statement: Delete, batch_size: int) -> int:
         total += deleted
         if deleted < batch_size:
             return total
-
-
-def run_retention(tx: Transactions, retention_days: float, interval_seconds: float, stop: threading.Event) -> None:
-    """A round now and then every ``interval_seconds`` until ``stop`` is set."""
-    while not stop.is_set():
-        try:
-            done = maintain(tx, retention_days)
-            if done.created or done.dropped or done.deliveries or done.events:
-                log.info(
-                    "history maintained",
-                    extra={
-                        "partitionsCreated": [day.isoformat() for day in done.created],
-                        "partitionsDropped": [day.isoformat() for day in done.dropped],
-                        "deliveries": done.deliveries,
-                        "events": done.events,
-                    },
-                )
-        except Exception:
-            log.exception("retention failed")  # the next round tries again
-        stop.wait(interval_seconds)

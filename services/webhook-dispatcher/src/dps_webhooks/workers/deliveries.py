@@ -5,17 +5,17 @@ heard on a connection of its own by ``dps_common.work_queue.wake_on_notify``) an
 come and deliveries whose worker died. It claims no more than it has free threads for, so rows it
 could not start yet stay free for other workers. ``stop()`` (the process's SIGTERM or SIGINT): stop
 claiming, finish the attempts in flight, record them, return. The process around it (the event
-consumer, the retention job, ``/healthz`` and ``/metrics``) is put together by ``dps_webhooks.cli``.
+consumers, the retention loop, ``/healthz`` and ``/metrics``) is put together by
+``dps_webhooks.composition.build_worker``. An attempt is made by the signed sender
+(``adapters/signing.py``); the results and the next claim share one transaction
+(``services/attempts.py``, which also writes each attempt's log line, with its ``requestId``).
 
-It is the consumer's ``HandOver`` (``delivery/hand_over.py``): the consumer in the same process
+It is the consumer's ``HandOver`` (``services/hand_over.py``): the consumer in the same process
 stores new deliveries already claimed for it (``take_on``) and hands them over (``start``), so they
 cost no claim statement and wake nobody. It may take on up to four rounds of its threads (the rest
 wait in the pool's queue, briefly for receivers that answer at once), fewer when the lease is short;
-beyond that, deliveries are stored due and any worker claims them.
-
-Every line about a delivery's attempt (``delivery attempted``, ``delivery attempt failed``, ``lease
-lost``, ...) carries ``requestId``, the request that caused its event (``webhook_events.request_id``,
-read by the claim's join or handed over with the delivery), when there was one.
+beyond that, deliveries are stored due and any worker claims them. Its attempt slots (``Slots``)
+count the loop's claims and the consumer's hand-overs together.
 """
 
 from __future__ import annotations
@@ -28,28 +28,22 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
-from urllib.parse import urlsplit
 
 from dps_common import request_id
 from dps_common.db import Transactions
 from dps_common.process_server import Heartbeat
 from dps_common.work_queue import wake_on_notify
 
-from dps_webhooks import metrics
-from dps_webhooks.db.work_queue import DELIVERIES, Claimed, claim_due
-from dps_webhooks.delivery.loopback import LoopbackSender
-from dps_webhooks.delivery.recording import Finished, interrupted_last, record_outcomes
-from dps_webhooks.delivery.sender import Sender
-from dps_webhooks.delivery.signing import delivery_headers
-from dps_webhooks.delivery.slots import Slots
-from dps_webhooks.domain.attempt_outcome import AttemptResult, decide
+from dps_webhooks.adapters import metrics
+from dps_webhooks.adapters.signing import SignedSender
+from dps_webhooks.domain.attempt_outcome import decide
+from dps_webhooks.domain.claims import Claimed
+from dps_webhooks.services.attempts import Attempts
+from dps_webhooks.services.recording import Finished, interrupted_last
 from dps_webhooks.settings import Settings
-from dps_webhooks.signing_secrets import SecretSealer
 
 log = logging.getLogger("dps.webhooks.worker")
 
-LISTEN_APPLICATION_NAME = "dps-webhooks-worker-listen"
 _SIGNAL_CHECK_SECONDS = 0.25  # how soon a signal is noticed while idle
 HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own worker
 RECORD_BATCH = 64  # results waiting to be recorded that are recorded at once, lingering or not
@@ -61,13 +55,9 @@ class DeliveryWorker:
     def __init__(self, settings: Settings, tx: Transactions, database_url: str):
         self.settings = settings
         self.stopping = threading.Event()
-        self._tx = tx
         self._database_url = database_url  # for the LISTEN connection
-        # plain http:// to loopback receivers only when the (development) setting asks for it
-        sender = LoopbackSender if settings.allow_insecure_loopback else Sender
-        self._sender = sender(settings.attempt_timeout_seconds, settings.allowed_networks, settings.receiver_ca_file)
-        # Opened once per endpoint and secret (a rotation changes the sealed bytes), not per attempt.
-        self._open_secret = lru_cache(maxsize=1024)(SecretSealer(settings.secret_key).open)
+        self._sender = SignedSender(settings)
+        self._attempts = Attempts(settings, tx)
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
         self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
@@ -108,11 +98,10 @@ class DeliveryWorker:
         receiver has it already, so at a steady rate many outcomes share one commit instead of one
         each. Its thread is free meanwhile. A worker that dies before recording leaves the claims,
         and their deliveries are attempted again after their leases, as for an attempt in flight
-        (as the next attempt: every claim counts one, ``db/work_queue.py``).
+        (as the next attempt: every claim counts one, ``db/deliveries.py``).
         """
         capacity = self.settings.delivery_concurrency
-        wakeup = DELIVERIES.wakeup(self._database_url, LISTEN_APPLICATION_NAME)
-        listener = wake_on_notify(wakeup, self._due, self.stopping)
+        listener = wake_on_notify(self._attempts.wakeup(self._database_url), self._due, self.stopping)
         next_poll = 0.0
         pending: list[_Done] = []  # results taken from the threads, not yet recorded
         record_by = math.inf  # when the oldest of them is recorded at the latest
@@ -217,36 +206,9 @@ class DeliveryWorker:
                 return done
 
     def _record_and_claim(self, done: list[_Done], limit: int) -> list[Claimed]:
-        """One transaction: the results that are ready, then a claim of up to ``limit`` deliveries."""
-        batch = [item.finished for item in done if item.finished is not None]
-        if not batch and limit <= 0:
-            return []
-        try:
-            with self._tx() as session:
-                recorded = record_outcomes(
-                    session,
-                    batch,
-                    disable_after=self.settings.disable_after_failures,
-                    wake_within_seconds=self.settings.poll_interval_seconds,
-                )
-                claimed = claim_due(session, limit, self.settings.lease_seconds) if limit > 0 else []
-        except Exception:
-            # Unrecorded: the claims stay, and the next attempts are made when their leases end.
-            metrics.TRANSACTIONS_FAILED.inc()
-            log.exception("claim or record failed", extra={"results": len(batch)})
-            return []
-        metrics.TRANSACTIONS_COMMITTED.inc()
-        if claimed:
-            metrics.DELIVERIES_CLAIMED.inc(len(claimed))
-        recorded_ids = {finished.claimed.delivery_id for finished in recorded}
-        for finished in batch:
-            if finished.claimed.delivery_id not in recorded_ids:
-                metrics.LEASES_LOST.inc()
-                log.warning("lease lost", extra=_ids(finished.claimed))
-                continue
-            metrics.ATTEMPTS_RECORDED[finished.outcome.status].inc()
-            _log_attempt(finished)
-        return claimed
+        """One transaction (``services/attempts.py``): the results that are ready, then a claim of up
+        to ``limit`` deliveries."""
+        return self._attempts.record_and_claim([item.finished for item in done if item.finished is not None], limit)
 
     def _deliver(self, claimed: Claimed) -> None:
         """On an attempt thread: the attempt and its outcome, handed to the loop to record. The
@@ -260,7 +222,7 @@ class DeliveryWorker:
         try:
             if finished is not None:
                 return  # nothing to send: recorded as it is (finally)
-            result = self._attempt(claimed)
+            result = self._sender.send(claimed)
             metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
             outcome = decide(
                 result,
@@ -272,21 +234,10 @@ class DeliveryWorker:
             finished = Finished(claimed, result, outcome)
         except Exception:
             # Unrecorded: the claim stays, and the next attempt is made when its lease ends.
-            log.exception("delivery attempt not recorded", extra=_ids(claimed))
+            log.exception("delivery attempt not recorded", extra=claimed.log_fields())
         finally:
             self._finished.put(_Done(finished))
             self._wake.set()
-
-    def _attempt(self, claimed: Claimed) -> AttemptResult:
-        secret = self._open_secret(claimed.endpoint_id, claimed.secret_sealed)
-        headers = delivery_headers(
-            secret=secret,
-            event_id=claimed.event_id,
-            delivery_id=claimed.delivery_id,
-            attempt=claimed.attempt,
-            body=claimed.body,
-        )
-        return self._sender.send(claimed.url, claimed.body.encode(), headers)
 
     def _due(self) -> None:
         self._notified.set()
@@ -298,46 +249,55 @@ class _Done:
     finished: Finished | None  # None: the attempt failed unexpectedly and is not recorded
 
 
-def _log_attempt(finished: Finished) -> None:
-    """One line per recorded attempt; a failed one says why (the receiver's status, a timeout, a TLS
-    error, a refused address, ...) and when the next attempt comes, as the delivery history does."""
-    result, outcome = finished.result, finished.outcome
-    fields: dict[str, object] = {
-        **_ids(finished.claimed),
-        "receiver": _origin(finished.claimed.url),
-        "status": outcome.status.value,
-        "responseStatus": result.status,
-        "durationMs": result.duration_ms,
-    }
-    if result.succeeded:
-        log.info("delivery attempted", extra=fields)
-        return
-    fields["error"] = result.error_message
-    if outcome.retry_in_seconds is not None:
-        fields["retryInSeconds"] = round(outcome.retry_in_seconds, 1)
-    log.warning("delivery attempt failed", extra=fields)
+class Slots:
+    """Attempts taken on and not yet recorded, counted for the loop and the consumer together."""
 
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._taken = 0  # reserved (for a claim or a hand-over) or started, and not yet done
+        self._running = 0  # being attempted (on a thread) and not yet done
+        self._closed = False
 
-def _origin(url: str) -> str:
-    """Scheme, host and port only: a receiver's path or query may carry a token of its own."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        host = f"[{host}]" if ":" in host else host
-        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
-    except ValueError:
-        return "(not a valid URL)"
+    @property
+    def taken(self) -> int:
+        return self._taken
 
+    def take(self, wanted: int, up_to: int) -> int:
+        """Take at most ``wanted`` while no more than ``up_to`` are taken in all; how many were."""
+        with self._changed:
+            granted = 0 if self._closed else max(0, min(wanted, up_to - self._taken))
+            self._taken += granted
+            return granted
 
-def _ids(claimed: Claimed) -> dict[str, object]:
-    """The delivery's identifiers, and the request that caused its event (``requestId``): the loop
-    writes the lines of many deliveries, so each line names its own rather than a bound one."""
-    ids: dict[str, object] = {
-        "deliveryId": str(claimed.delivery_id),
-        "eventId": str(claimed.event_id),
-        "endpointId": str(claimed.endpoint_id),
-        "attempt": claimed.attempt,
-    }
-    if claimed.request_id is not None:
-        ids["requestId"] = claimed.request_id
-    return ids
+    @property
+    def running(self) -> int:
+        return self._running
+
+    def give_back(self, count: int) -> None:
+        """Reserved and not started after all."""
+        with self._changed:
+            self._taken -= count
+            self._changed.notify_all()
+
+    def start(self, count: int) -> None:
+        with self._changed:
+            self._running += count
+
+    def finish(self, count: int) -> None:
+        """Started, and now done."""
+        with self._changed:
+            self._taken -= count
+            self._running -= count
+            self._changed.notify_all()
+
+    def wait_for_room(self, count: int, up_to: int, timeout: float) -> bool:
+        """Until ``count`` could be taken under ``up_to``, at most ``timeout`` seconds; whether there
+        is room (or nothing more will be taken on)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._closed or up_to - self._taken >= min(count, up_to), timeout)
+
+    def close(self) -> None:
+        """Stopping: nothing more is taken on."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()

@@ -1,28 +1,28 @@
-"""The delivery work queue in the database: claims, the wake-up channel, holding and releasing.
+"""The deliveries' store: the work queue in the database (claims, the wake-up channel, holding and
+releasing).
 
 Shared by the intake (``services/intake.py``, which stores a consuming worker's deliveries already
-claimed), the endpoint use cases (pause, resume, revoke) and the delivery worker (``delivery/``), so
-that none of them reaches into another's package.
+claimed), the endpoint use cases (pause, resume, revoke) and the delivery loop's use case
+(``services/attempts.py``).
 
 The queue is a ``dps_common.work_queue.WorkQueue`` (claims under a lease with ``FOR UPDATE SKIP
 LOCKED``, a token per claim, ``NOTIFY`` on ``DELIVERIES_CHANNEL``): a delivery's ``next_attempt_at``
 is both when it is due and, while claimed, when its lease ends, so a delivery whose worker died falls
 due again and another worker takes it up. Only the holder of the current token records the outcome
-(``delivery/recording.py``).
+(``services/recording.py``).
 
 The attempt number is counted at the claim, in the statement that claims it, before anything is
 sent: every claim is a new attempt. A row still carrying a token was claimed and never recorded (its
 worker died, most likely mid-send), so taking it over makes the next attempt: the receiver never sees
 one ``X-Service-Attempt`` twice, and an attempt cut short counts toward the 8 (it was started; its
 result is unknown). Taking over a row whose last allowed attempt was cut short makes no ninth attempt:
-the worker records that one as interrupted and the delivery EXHAUSTED (``delivery/recording.py``).
+the worker records that one as interrupted and the delivery EXHAUSTED (``services/recording.py``).
 
 All times come from the database clock (``now()``), never a worker's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
@@ -32,26 +32,11 @@ from sqlalchemy.orm import Session
 from dps_common.work_queue import WorkQueue
 
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from dps_webhooks.domain.claims import Claimed
 
 DELIVERIES_CHANNEL = "webhook_deliveries"  # NOTIFY wakes idle workers when deliveries become due
 
 Delivery, Endpoint, Event = WebhookDelivery, WebhookEndpoint, WebhookEvent
-
-
-@dataclass(frozen=True)
-class Claimed:
-    """One claimed delivery: everything its attempt needs."""
-
-    delivery_id: UUID
-    endpoint_id: UUID
-    event_id: UUID
-    attempt: int
-    is_test: bool
-    url: str
-    secret_sealed: bytes
-    body: str
-    token: UUID
-    request_id: str | None = None  # the event's: the request that caused it, for the attempt's log lines
 
 
 def first_claim(token: UUID, lease_seconds: float) -> dict[str, Any]:

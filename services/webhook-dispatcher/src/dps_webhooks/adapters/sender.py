@@ -22,10 +22,10 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from dps_webhooks.delivery import watchdog
+from dps_webhooks.adapters import watchdog
+from dps_webhooks.adapters.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
 from dps_webhooks.domain.addresses import IPNetwork
 from dps_webhooks.domain.attempt_outcome import AttemptResult
-from dps_webhooks.url_guard import ResolutionTimedOut, Target, UrlRefused, vet_url
 
 EXCERPT_BYTES = 4096
 _MAX_IDLE_SECONDS = 30.0

@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 from dps_common.http.app import Api
 
-from dps_webhooks.context import AppContext
 from dps_webhooks.resources import deliveries, event_types, webhook_configs
+from dps_webhooks.resources.context import AppContext
 
 # Each resource module's ``register``, in the order their routes are added.
 REGISTRATIONS: list[Callable[[Api, AppContext], None]] = [

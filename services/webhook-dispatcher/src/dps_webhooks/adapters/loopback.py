@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from dps_webhooks.delivery import watchdog
-from dps_webhooks.delivery.sender import Sender, _PinnedConnection
+from dps_webhooks.adapters import watchdog
+from dps_webhooks.adapters.sender import Sender, _PinnedConnection
+from dps_webhooks.adapters.url_guard import ResolutionTimedOut, UrlRefused, vet_url
 from dps_webhooks.domain.attempt_outcome import AttemptResult
-from dps_webhooks.url_guard import ResolutionTimedOut, UrlRefused, vet_url
 
 
 class _PlainConnection(_PinnedConnection):

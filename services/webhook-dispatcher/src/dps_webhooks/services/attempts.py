@@ -1,0 +1,100 @@
+"""The delivery loop's use case: one transaction records the attempts that finished and claims the
+next due deliveries, and every recorded attempt gets its log line.
+
+Every line about a delivery's attempt (``delivery attempted``, ``delivery attempt failed``, ``lease
+lost``) carries ``requestId``, the request that caused its event (``webhook_events.request_id``, read
+by the claim's join or handed over with the delivery), when there was one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from dps_common.db import Transactions
+from dps_common.work_queue.wakeup import Wakeup
+
+from dps_webhooks.adapters import metrics
+from dps_webhooks.db.deliveries import DELIVERIES, claim_due
+from dps_webhooks.domain.claims import Claimed
+from dps_webhooks.services.recording import Finished, record_outcomes
+from dps_webhooks.settings import Settings
+
+log = logging.getLogger("dps.webhooks.worker")
+
+LISTEN_APPLICATION_NAME = "dps-webhooks-worker-listen"
+
+
+class Attempts:
+    def __init__(self, settings: Settings, tx: Transactions):
+        self._settings = settings
+        self._tx = tx
+
+    def wakeup(self, database_url: str) -> Wakeup:
+        """What the delivery loop listens on to wake when deliveries become due (``NOTIFY``)."""
+        return DELIVERIES.wakeup(database_url, LISTEN_APPLICATION_NAME)
+
+    def record_and_claim(self, batch: Sequence[Finished], limit: int) -> list[Claimed]:
+        """The results that are ready, then a claim of up to ``limit`` deliveries, in one transaction.
+        When it fails, nothing is recorded: the claims stay and the next attempts are made when their
+        leases end."""
+        if not batch and limit <= 0:
+            return []
+        settings = self._settings
+        try:
+            with self._tx() as session:
+                recorded = record_outcomes(
+                    session,
+                    batch,
+                    disable_after=settings.disable_after_failures,
+                    wake_within_seconds=settings.poll_interval_seconds,
+                )
+                claimed = claim_due(session, limit, settings.lease_seconds) if limit > 0 else []
+        except Exception:
+            metrics.TRANSACTIONS_FAILED.inc()
+            log.exception("claim or record failed", extra={"results": len(batch)})
+            return []
+        metrics.TRANSACTIONS_COMMITTED.inc()
+        if claimed:
+            metrics.DELIVERIES_CLAIMED.inc(len(claimed))
+        recorded_ids = {finished.claimed.delivery_id for finished in recorded}
+        for finished in batch:
+            if finished.claimed.delivery_id not in recorded_ids:
+                metrics.LEASES_LOST.inc()
+                log.warning("lease lost", extra=finished.claimed.log_fields())
+                continue
+            metrics.ATTEMPTS_RECORDED[finished.outcome.status].inc()
+            log_attempt(finished)
+        return claimed
+
+
+def log_attempt(finished: Finished) -> None:
+    """One line per recorded attempt; a failed one says why (the receiver's status, a timeout, a TLS
+    error, a refused address, ...) and when the next attempt comes, as the delivery history does."""
+    result, outcome = finished.result, finished.outcome
+    fields: dict[str, object] = {
+        **finished.claimed.log_fields(),
+        "receiver": _origin(finished.claimed.url),
+        "status": outcome.status.value,
+        "responseStatus": result.status,
+        "durationMs": result.duration_ms,
+    }
+    if result.succeeded:
+        log.info("delivery attempted", extra=fields)
+        return
+    fields["error"] = result.error_message
+    if outcome.retry_in_seconds is not None:
+        fields["retryInSeconds"] = round(outcome.retry_in_seconds, 1)
+    log.warning("delivery attempt failed", extra=fields)
+
+
+def _origin(url: str) -> str:
+    """Scheme, host and port only: a receiver's path or query may carry a token of its own."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+    except ValueError:
+        return "(not a valid URL)"

@@ -79,3 +79,16 @@ def test_the_package_is_seen_whole():
     assert "dps_webhooks.db.models" in imports.reached("dps_webhooks.services.intake")
     assert TestLayers.layers.layer_of("dps_webhooks.workers.deliveries") == "workers"
     assert TestLayers.layers.layer_of("dps_webhooks.resources.routes") == "resources"
+
+
+def test_every_folder_of_modules_is_a_package_the_image_installs():
+    """``packages.find`` (pyproject) installs only folders with an ``__init__.py``: a folder of
+    modules without one works from the source tree and is missing from the image."""
+    from pathlib import Path
+
+    from setuptools import find_packages
+
+    root = Path(dps_webhooks.__file__).parent
+    folders = {".".join(("dps_webhooks", *p.parent.relative_to(root).parts)).rstrip(".")
+               for p in root.rglob("*.py") if "migrations" not in p.relative_to(root).parts}
+    assert folders <= set(find_packages(str(root.parent)))

@@ -1,5 +1,6 @@
-"""The scale scenarios (issue 28): each starts its private servers, drives the services as a
-deployment runs them and prints its figures at the end of the run."""
+"""The scale scenarios (issue 28): each starts its private servers (or, for two of every process,
+make run's runner on fresh databases of the machine's), drives the services as a deployment runs them
+and prints its figures at the end of the run."""
 
 from __future__ import annotations
 

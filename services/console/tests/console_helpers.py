@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import falcon.testing
+import pytest
 from aiosmtpd.controller import Controller
 
 from dps_testing.processes import free_port
@@ -161,6 +162,23 @@ class Browser:
         done = self.post("/console/sign-in/link", {"token": _token_of(mailbox.link_for(address))})
         assert done.status_code == 303, done.text
         return done
+
+
+def watch_calls(monkeypatch: pytest.MonkeyPatch, *backends: Any) -> list[tuple[str, str]]:
+    """Each call the app's ``backends`` (``adapters.backends.Backend``) make from now on, as
+    (service, path): the api's public and internal operations both count as the api's."""
+    calls: list[tuple[str, str]] = []
+    for backend in backends:
+        monkeypatch.setattr(backend, "call", _watched(backend.name, backend.call, calls))
+    return calls
+
+
+def _watched(service: str, call: Callable[..., Any], calls: list[tuple[str, str]]) -> Callable[..., Any]:
+    def watched(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append((service, path))
+        return call(method, path, *args, **kwargs)
+
+    return watched
 
 
 def _token_of(link: str) -> str:

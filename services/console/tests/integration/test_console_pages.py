@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 import pytest
 import requests
@@ -14,7 +15,7 @@ import requests
 from dps_console.composition import build_http
 from dps_console.settings import Settings
 
-from console_helpers import Browser
+from console_helpers import Browser, watch_calls
 
 
 @pytest.fixture
@@ -221,18 +222,17 @@ def test_the_billing_integration_connects_through_the_connector_and_lists_pushes
     assert pushes.status_code == 200 and "No pushes yet." in pushes.text
 
 
-def test_each_page_calls_each_service_at_most_once(pages, mailbox, org, api_origin, webhooks_origin, billing_origin):
+def test_each_page_calls_each_service_at_most_once(pages, mailbox, org, monkeypatch):
     admin = Browser(pages)
     admin.sign_in(mailbox, org.admin.email)
     admin.get("/console/webhooks/event-types")  # the catalogue is kept a few minutes: the form's second need
-    calls: list[str] = []
-    pages.context.backends.api.http.hooks["response"].append(lambda resp, *a, **k: calls.append(resp.url))
-    origins = {"api": api_origin, "webhooks": webhooks_origin, "billing": billing_origin}
+    backends = pages.context.backends
+    calls = watch_calls(monkeypatch, backends.api, backends.internal, backends.webhooks, backends.billing)
     for path in ("/console", "/console/api-keys", "/console/api-keys/new", "/console/team", "/console/webhooks",
                  "/console/webhooks/new", "/console/webhooks/event-types", "/console/billing", "/console/billing/pushes"):
         calls.clear()
         assert admin.open(path).status_code == 200, path
-        per_service = {name: sum(url.startswith(origin) for url in calls) for name, origin in origins.items()}
+        per_service = Counter(service for service, _ in calls)
         assert all(count <= 1 for count in per_service.values()), (path, calls)
         if path in ("/console/team", "/console/webhooks", "/console/billing"):
             assert sum(per_service.values()) == 1, (path, calls)  # the calls are seen

@@ -6,13 +6,12 @@ timing out end the session and the api refuses its credential from then on."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import requests
 
 from dps_console.composition import build_http
 
-from console_helpers import Browser, _token_of
+from console_helpers import Browser, _token_of, watch_calls
 
 
 def _later(minutes: float):
@@ -257,15 +256,7 @@ def test_the_request_only_queues_the_mail_and_calls_no_service(app, mailbox, org
     """Known or not, the sign-in POST does the same work: it counts and queues, then answers; the
     api is asked and the mail sent later, by the queue's worker (here worked in the test's
     transaction). A mail sent within the request would let its answer's time tell known emails."""
-    calls: list[str] = []
-    internal = app.context.backends.internal
-    call = internal.call
-
-    def counted(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        calls.append(path)
-        return call(method, path, *args, **kwargs)
-
-    monkeypatch.setattr(internal, "call", counted)
+    calls = watch_calls(monkeypatch, app.context.backends.internal)
     browser = Browser(app)
     for address in (org.user.email, "nobody@unknown.example"):
         before = len(mailbox.to(address))

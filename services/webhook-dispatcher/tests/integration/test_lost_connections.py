@@ -17,7 +17,7 @@ from dps_testing.provisioning import Org
 from dps_testing.real_api import api_server
 
 API = "/external/v1"
-APPLICATION_NAME = "dps-webhooks-http"  # the dispatcher's HTTP workers' connections (dps_webhooks.app)
+APPLICATION_NAME = "dps-webhooks-http"  # the dispatcher's HTTP workers' connections (composition.build_http)
 KILLS, KILL_SECONDS = 3, 3.0
 
 

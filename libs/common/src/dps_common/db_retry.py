@@ -25,6 +25,7 @@ idempotent calls there.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ log = logging.getLogger("dps.db")
 T = TypeVar("T")
 
 UNAVAILABLE_MESSAGE = "database unavailable"  # constant: one line to count and alert on
+AVAILABLE_AGAIN_MESSAGE = "database available again"  # the end of an outage (``OutageLog``)
 # SQLSTATEs of a server that is going away or refusing connections: class 08 (connection exception),
 # admin/crash shutdown, cannot connect now, too many connections
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
@@ -124,19 +126,30 @@ def unavailable(error: BaseException) -> DatabaseUnavailable:
 
 class OutageLog:
     """A loop's view of the database: the first failure of an outage is logged (a warning, without
-    the error's text), the ones after it are not, and the recovery is logged once."""
+    the error's text), the ones after it are not, and the recovery is logged once. ``failed`` gives
+    the pause before the next try (0.5 s doubling to 15 s, scaled by a random factor in [0.5, 1] so a
+    fleet does not reconnect in lockstep), for a loop that does not back off on its own."""
+
+    INITIAL_PAUSE_SECONDS = 0.5
+    MAXIMUM_PAUSE_SECONDS = 15.0
 
     def __init__(self, logger: logging.Logger, what: str):
         self._log = logger
         self._what = what
         self.failing = False
+        self._failures = 0
 
-    def failed(self, error: BaseException) -> None:
+    def failed(self, error: BaseException) -> float:
+        """Note a failure; the seconds to wait before the next try."""
         if not self.failing:
             self._log.warning(UNAVAILABLE_MESSAGE, extra={"part": self._what, "error": type(error).__name__})
         self.failing = True
+        pause = min(self.MAXIMUM_PAUSE_SECONDS, self.INITIAL_PAUSE_SECONDS * 2.0**self._failures)
+        self._failures = min(self._failures + 1, 32)
+        return pause * random.uniform(0.5, 1.0)
 
     def succeeded(self) -> None:
         if self.failing:
-            self._log.info("database available again", extra={"part": self._what})
+            self._log.info(AVAILABLE_AGAIN_MESSAGE, extra={"part": self._what})
         self.failing = False
+        self._failures = 0

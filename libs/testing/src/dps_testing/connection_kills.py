@@ -4,12 +4,16 @@
 that database (``pg_terminate_backend``, as an operator, a failover or a proxy would), over and over
 for ``seconds``; ``Load`` sends requests from a few threads meanwhile and tallies the answers. A lost
 connection must be answered 2xx (retried) or 503 problem+json with Retry-After, never another 5xx
-(``dps_common.db_retry``)."""
+(``dps_common.db_retry``).
+
+``private_login(database_url)``: a login role of the test's own for a worker, whose ``refused()``
+makes the database unreachable for that worker alone, for as long as the test says."""
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 import requests
+from sqlalchemy.engine import make_url
 
 KILLER_NAME = "dps-connection-killer"
 Call = Callable[[requests.Session], requests.Response]
@@ -111,3 +116,53 @@ class Load:
 def during(before: dict[str, Counter[int]], after: dict[str, Counter[int]]) -> dict[str, Counter[int]]:
     """The answers between two snapshots."""
     return {name: after[name] - before[name] for name in after}
+
+
+class PrivateLogin:
+    """A superuser login role of the test's own (``url``: ``database_url`` as that role), for one
+    process under test: ``refused()`` makes the database unreachable for it alone (its sessions ended,
+    new ones refused: ``NOLOGIN``), while the test and the services around it go on as usual."""
+
+    def __init__(self, database_url: str):
+        self._admin_url = database_url
+        self.role = f"dps_outage_{uuid.uuid4().hex[:12]}"
+        self.url = make_url(database_url).set(username=self.role, password=None).render_as_string(hide_password=False)
+
+    def _admin(self) -> psycopg.Connection:
+        return psycopg.connect(_libpq(self._admin_url), autocommit=True, application_name=KILLER_NAME)
+
+    def _end_sessions(self, admin: psycopg.Connection) -> None:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (self.role,))
+        for _ in range(500):  # a backend leaves pg_stat_activity a moment after it was told to end
+            if not admin.execute("SELECT 1 FROM pg_stat_activity WHERE usename = %s", (self.role,)).fetchone():
+                return
+            time.sleep(0.01)
+
+    @contextmanager
+    def refused(self) -> Iterator[None]:
+        with self._admin() as admin:
+            admin.execute(f'ALTER ROLE "{self.role}" NOLOGIN')
+            self._end_sessions(admin)
+            try:
+                yield
+            finally:
+                admin.execute(f'ALTER ROLE "{self.role}" LOGIN')
+
+
+@contextmanager
+def private_login(database_url: str) -> Iterator[PrivateLogin]:
+    login = PrivateLogin(database_url)
+    with login._admin() as admin:
+        admin.execute(f'CREATE ROLE "{login.role}" SUPERUSER LOGIN')
+    try:
+        yield login
+    finally:
+        with login._admin() as admin:
+            admin.execute(f'ALTER ROLE "{login.role}" NOLOGIN')
+            login._end_sessions(admin)
+            admin.execute(f'REASSIGN OWNED BY "{login.role}" TO CURRENT_USER')  # e.g. partitions it made
+            admin.execute(f'DROP ROLE "{login.role}"')
+
+
+def _libpq(database_url: str) -> str:
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)

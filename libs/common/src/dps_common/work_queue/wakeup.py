@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from dps_common.db import sqlalchemy_url
+from dps_common.db_retry import OutageLog
 
 log = logging.getLogger("dps.wakeup")
 
@@ -106,16 +107,17 @@ def wake_on_notify(
     woken = wake.set if isinstance(wake, threading.Event) else wake
 
     def run() -> None:
+        database = OutageLog(log, f"listener of {wakeup.channel}")  # an outage: one line, not one a second
         try:
             while not stopping.is_set():
                 if not wakeup.listening:
                     try:
                         wakeup.listen()
                     except psycopg.Error as exc:
-                        log.warning("listen connection failed", extra={"channel": wakeup.channel,
-                                                                       "error": type(exc).__name__})
+                        database.failed(exc)
                         stopping.wait(RECONNECT_SECONDS)
                         continue
+                    database.succeeded()
                     woken()
                 if wakeup.wait(_SLICE_SECONDS):
                     woken()

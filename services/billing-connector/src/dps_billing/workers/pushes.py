@@ -11,7 +11,9 @@ given back, queued, for any worker to resume from the ids already stored. With
 
 A queued push wakes the workers at once: they ``LISTEN`` on the queue's channel (``PushQueue.wakeup``)
 and claim as soon as the request commits. The poll stays as the fallback (a lost notification, a
-retry's delay ending) and also paces claims while every thread is busy.
+retry's delay ending) and also paces claims while every thread is busy. When the database is away,
+the loop logs it once (``dps_common.db_retry.OutageLog``), backs off (0.5 s doubling to 15 s) and
+claims again once it is back, logging that once too.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
+from dps_common.db_retry import OutageLog, is_connection_lost
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.work_queue import wake_on_notify
 
@@ -68,6 +71,7 @@ class PushWorker:
     def run(self) -> None:
         capacity = self.settings.push_concurrency
         listener = wake_on_notify(self._queue.wakeup(), self._wake, self.stopping)
+        database = OutageLog(log, "push claim loop")
         while not self.stopping.is_set():
             self.heartbeat.beat()
             with self._lock:
@@ -76,8 +80,12 @@ class PushWorker:
             if free > 0:
                 try:
                     claimed = self._queue.claim(free)
-                except Exception:  # the database is away for a moment: try again at the next poll
-                    log.exception("push claim failed")
+                    database.succeeded()
+                except Exception as error:
+                    if is_connection_lost(error):  # an outage: one line when it starts, then back off
+                        self.stopping.wait(database.failed(error))
+                        continue
+                    log.exception("push claim failed")  # a surprise: try again at the next poll
             for push in claimed:
                 log.info("push claimed", extra=_ids(push) | {"claims": push.claims})
                 future = self._pool.submit(self._runner.run, push)

@@ -3,6 +3,8 @@ the pages queue (``dps_console.composition.build_mail_worker`` puts it together)
 
 Run one or more, anywhere (requests are shared through the database). A queued request wakes it at
 once (``LISTEN`` on the queue's channel); the poll stays as the fallback and brings retries due.
+When the database is away, it logs that once (``dps_common.db_retry.OutageLog``), backs off (0.5 s
+doubling to 15 s) and goes on once it is back, logging that once too.
 SIGTERM or SIGINT: it finishes the mail in hand and stops. With ``CONSOLE_WORKER_METRICS_PORT`` it
 serves ``/healthz`` (alive while its loop turns) and ``/metrics``."""
 
@@ -13,6 +15,7 @@ import signal
 import threading
 from collections.abc import Callable
 
+from dps_common.db_retry import OutageLog, is_connection_lost
 from dps_common.process_server import Heartbeat, serve_health_and_metrics
 from dps_common.work_queue import wake_on_notify
 
@@ -57,13 +60,18 @@ class MailWorker:
     def run(self) -> None:
         wakeup = REQUESTS.wakeup(self._settings.database_url, "dps-console-worker-listen")
         listener = wake_on_notify(wakeup, self._wake, self.stopping)
+        database = OutageLog(log, "sign-in mail loop")
         while not self.stopping.is_set():
             self.heartbeat.beat()
             worked = 0
             try:
                 worked = self._mail.send_due()
-            except Exception:  # the database is away for a moment: try again at the next poll
-                log.exception("sign-in mail claim failed")
+                database.succeeded()
+            except Exception as error:
+                if is_connection_lost(error):  # an outage: one line when it starts, then back off
+                    self.stopping.wait(database.failed(error))
+                    continue
+                log.exception("sign-in mail claim failed")  # a surprise: try again at the next poll
             if worked == BATCH:
                 continue  # more may be waiting
             self._wake.wait(self._poll)

@@ -27,14 +27,14 @@ from dps_common.outbox.relay import RelaySettings
 def test_commits_that_trickle_in_while_the_relay_lingers_are_published_in_one_batch(
     tx, queue, amqp_url, make_relay  # noqa: F811
 ) -> None:
-    relay = make_relay(poll_interval_seconds=60, linger_seconds=2.0)
+    relay = make_relay(poll_interval_seconds=60, linger_seconds=1.0)  # the setting's longest
     with running(relay):
         time.sleep(1)  # idle, waiting for a notification
         batches = relay_metrics()["confirmed batches"] or 0.0
         ids = []
         for _ in range(3):  # three transactions, three notifications, apart in time
             ids += write_events(tx, 1)
-            time.sleep(0.2)
+            time.sleep(0.1)
         wait_until_published(tx, ids)
         assert relay_metrics()["confirmed batches"] - batches == 1
     assert sorted(UUID(event["id"]) for event in drain(amqp_url, queue)) == sorted(ids)

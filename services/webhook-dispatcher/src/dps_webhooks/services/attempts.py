@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from dps_common.db import Transactions
+from dps_common.db_retry import is_connection_lost
 from dps_common.work_queue.wakeup import Wakeup
 
 from dps_webhooks.adapters import metrics
@@ -38,7 +39,8 @@ class Attempts:
     def record_and_claim(self, batch: Sequence[Finished], limit: int) -> list[Claimed]:
         """The results that are ready, then a claim of up to ``limit`` deliveries, in one transaction.
         When it fails, nothing is recorded: the claims stay and the next attempts are made when their
-        leases end."""
+        leases end. A lost connection (the database is away) is raised, for the loop to log once and
+        record the same results again once the database is back."""
         if not batch and limit <= 0:
             return []
         settings = self._settings
@@ -51,8 +53,10 @@ class Attempts:
                     wake_within_seconds=settings.poll_interval_seconds,
                 )
                 claimed = claim_due(session, limit, settings.lease_seconds) if limit > 0 else []
-        except Exception:
+        except Exception as error:
             metrics.TRANSACTIONS_FAILED.inc()
+            if is_connection_lost(error):
+                raise
             log.exception("claim or record failed", extra={"results": len(batch)})
             return []
         metrics.TRANSACTIONS_COMMITTED.inc()

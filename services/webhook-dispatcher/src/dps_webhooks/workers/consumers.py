@@ -12,7 +12,8 @@ batches stay whole.
 A message that is not an event envelope is rejected without requeue (it would fail the same way
 forever) before the batch is stored. When the database refuses a batch (a value it cannot hold),
 the batch is retried one event at a time so only the bad message is rejected. When the database
-fails, the loop puts the messages back, drops the connection and backs off (``TryLater``).
+fails, the loop puts the messages back, drops the connection and backs off (``TryLater``); an
+outage is logged once when it starts and once when it ends (``dps_common.db_retry.OutageLog``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 from kombu.message import Message
 
 from dps_common.db import Transactions
+from dps_common.db_retry import OutageLog, is_connection_lost
 from dps_common.events.headers import request_id_of
 from dps_common.messaging.consumer import ConsumeLoop, TryLater
 
@@ -69,6 +71,7 @@ class EventConsumer:
         self._intake = EventIntake(tx, hand_over=hand_over, lease_seconds=settings.lease_seconds)
         self.queue = events_queue(settings, shard)
         self.standby_seconds = standby_seconds  # before each (re)subscription: see shard_consumers
+        self._database = OutageLog(log, "event consumer")
         self._loop = ConsumeLoop(
             settings.amqp_url,
             lambda channel: [self.queue],
@@ -108,8 +111,12 @@ class EventConsumer:
         except EventsRefused:
             raise
         except Exception as exc:  # the database is away (or intake broke): keep the messages
-            log.exception("events not accepted; requeued", extra={"events": len(events)})
+            if is_connection_lost(exc):  # an outage: one line when it starts (the loop backs off)
+                self._database.failed(exc)
+            else:
+                log.exception("events not accepted; requeued", extra={"events": len(events)})
             raise TryLater from exc
+        self._database.succeeded()
         log.info("events accepted", extra={"events": len(events), "deliveries": accepted.deliveries})
         for event in events:  # one line per event: found by its id and by the request that caused it
             log.info("event accepted", extra={"eventId": str(event.id), "eventType": event.type, "requestId": event.request_id})

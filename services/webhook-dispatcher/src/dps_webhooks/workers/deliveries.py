@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from dps_common import request_id
 from dps_common.db import Transactions
+from dps_common.db_retry import OutageLog
 from dps_common.process_server import Heartbeat
 from dps_common.work_queue import wake_on_notify
 
@@ -67,6 +68,7 @@ class DeliveryWorker:
         self._signalled = False
         self._room_comes_in_time = True  # whether waiting for room to hand over is worth it (consumer's)
         self.heartbeat = Heartbeat("delivery loop", settings.poll_interval_seconds)  # the process's liveness
+        self._database = OutageLog(log, "delivery loop")  # an outage: one line when it starts, one when it ends
         # When busy, claim again once a quarter of the threads are free: one claim per few
         # deliveries instead of one per delivery.
         self._refill_at = max(1, settings.delivery_concurrency // 4)
@@ -99,12 +101,17 @@ class DeliveryWorker:
         each. Its thread is free meanwhile. A worker that dies before recording leaves the claims,
         and their deliveries are attempted again after their leases, as for an attempt in flight
         (as the next attempt: every claim counts one, ``db/deliveries.py``).
+
+        When the database is away, the results stay pending and the loop backs off (0.5 s doubling
+        to 15 s), logging the outage once when it starts and once when it ends; then it records them
+        with its next claim.
         """
         capacity = self.settings.delivery_concurrency
         listener = wake_on_notify(self._attempts.wakeup(self._database_url), self._due, self.stopping)
         next_poll = 0.0
         pending: list[_Done] = []  # results taken from the threads, not yet recorded
         record_by = math.inf  # when the oldest of them is recorded at the latest
+        retry_at = 0.0  # while the database is away: no transaction before then (the backoff)
         while not self.stopping.is_set():
             self.heartbeat.beat()
             if self._signalled:
@@ -117,17 +124,30 @@ class DeliveryWorker:
                 record_by = time.monotonic() + self.settings.record_linger_seconds
             pending += done
             free = capacity - self._slots.taken
-            if self._saturated:  # more is known to be due: claim once enough threads are free
+            ready = time.monotonic() >= retry_at
+            if not ready:
+                claim = False
+            elif self._saturated:  # more is known to be due: claim once enough threads are free
                 claim = free >= self._refill_at
             else:
                 claim = free > 0 and (self._notified.is_set() or time.monotonic() >= next_poll)
             if claim:
                 self._notified.clear()
                 next_poll = time.monotonic() + self.settings.poll_interval_seconds
-            record = bool(pending) and (claim or len(pending) >= RECORD_BATCH or time.monotonic() >= record_by)
+            record = ready and bool(pending) and (claim or len(pending) >= RECORD_BATCH or time.monotonic() >= record_by)
             if claim or record:
                 limit = self._slots.take(free, capacity) if claim else 0
-                claimed = self._record_and_claim(pending, limit)
+                try:
+                    claimed = self._record_and_claim(pending, limit)
+                except Exception as error:  # a lost connection (Attempts handles the rest)
+                    self._slots.give_back(limit)
+                    self._saturated = False
+                    retry_at = time.monotonic() + self._database.failed(error)  # logged once per outage
+                    next_poll = retry_at  # the results stay pending, recorded with the next claim
+                    record_by = retry_at if pending else math.inf
+                    self._wait(retry_at - time.monotonic())
+                    continue
+                self._database.succeeded()
                 pending, record_by = [], math.inf
                 self._slots.give_back(limit - len(claimed))
                 if claim:
@@ -139,8 +159,7 @@ class DeliveryWorker:
             until = min(next_poll, record_by) - now
             # Saturated with too few threads free: the results coming in wake the loop.
             self._wait(until if until > 0 else self.settings.poll_interval_seconds)
-        self._record_and_claim(pending, 0)
-        self._finish_in_flight()
+        self._finish_in_flight(pending)
         listener.join(timeout=5)
 
     def wait_for_room(self, count: int) -> None:
@@ -171,22 +190,32 @@ class DeliveryWorker:
                 log.warning("attempts not started: the worker is stopping", extra={"count": len(claimed) - index})
                 return
 
-    def _finish_in_flight(self) -> None:
-        """No new attempts; the ones in flight (and any the consumer is handing over) end and are
-        recorded before the worker goes. Not longer than a lease: by then any that were never started
-        (their consumer failed between its commit and ``start``) are other workers' again."""
+    def _finish_in_flight(self, pending: list[_Done]) -> None:
+        """No new attempts; ``pending`` and the ones in flight (and any the consumer is handing over)
+        end and are recorded before the worker goes. Not longer than a lease: by then any that were
+        never started (their consumer failed between its commit and ``start``) are other workers'
+        again, and results the database did not take (it is away) are attempted again by them."""
         self._slots.close()
         give_up_at = time.monotonic() + self.settings.lease_seconds
-        while self._slots.taken > 0:
+        while True:
+            if pending:
+                try:
+                    self._record_and_claim(pending, 0)
+                    self._database.succeeded()
+                    pending = []
+                except Exception as error:  # a lost connection: try again in a moment
+                    self._database.failed(error)
+            if self._slots.taken == 0 and not pending:
+                break
             self.heartbeat.beat()
             if time.monotonic() > give_up_at:
-                log.warning("stopping with attempts unrecorded", extra={"count": self._slots.taken})
+                log.warning("stopping with attempts unrecorded", extra={"count": self._slots.taken + len(pending)})
                 break
             self._wake.wait(_SIGNAL_CHECK_SECONDS)
             self._wake.clear()
             done = self._take_finished()
             self._slots.finish(len(done))
-            self._record_and_claim(done, 0)
+            pending += done
         self._pool.shutdown()
 
     def _wait(self, seconds: float) -> None:

@@ -105,9 +105,14 @@ class Browser:
         return result
 
     def get(self, url: str, headers: dict[str, str] | None = None) -> falcon.testing.Result:
+        """A GET; a page of buttons opened without its view token is followed to its view (``?view=``)."""
         parts = urlsplit(url)
-        return self._keep(self.client.simulate_get(parts.path, query_string=parts.query or None,
-                                                   headers=self._headers(headers)))
+        result = self._keep(self.client.simulate_get(parts.path, query_string=parts.query or None,
+                                                     headers=self._headers(headers)))
+        location = urlsplit(result.headers.get("location") or "")
+        if result.status_code == 303 and location.path == parts.path and "view=" in location.query:
+            return self.get(result.headers["location"], headers)
+        return result
 
     def open(self, url: str) -> falcon.testing.Result:
         """A GET that follows the console's redirects (a page that is one form adds its token to its address)."""

@@ -149,13 +149,13 @@ def test_a_webhook_endpoint_with_types_from_the_catalogue_is_tested_and_its_deli
     shot(page, "15-webhooks")
     with page.expect_navigation():
         page.get_by_role("link", name=url, exact=True).click()
-    detail_url = page.url
+    detail_url = page.url.split("?")[0]  # without its view token (a page of buttons: issue 25)
     facts = page.locator("dl.facts").inner_text()
     assert "ACTIVE" in facts and all(name in facts for name in picked)
     shot(page, "16-webhook-detail")
 
     click_to(page, "Send a test event")
-    assert page.url == detail_url
+    assert page.url.split("?")[0] == detail_url  # a fresh view of it
     click_to(page, "Delivery log", role="link")
     deliveries_url = page.url
     # the worker attempts it at once; the page is reloaded until the attempt shows (bounded)
@@ -196,7 +196,7 @@ def test_billing_is_connected_through_the_platform_and_disconnected(page, consol
     assert page.title().startswith("Install ")
     shot(page, "20-billing-platform-install")
     click_to(page, "Install")  # the connector's callback, then back to the console
-    assert page.url == root + "/billing?billing=connected"
+    assert page.url.startswith(root + "/billing?billing=connected&view=")  # a page of buttons is a view
     main = page.get_by_role("main").inner_text()
     assert "The billing platform is connected." in main and "acct_" in main
     shot(page, "21-billing-connected")

@@ -17,6 +17,7 @@ import signal
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pytest
 import requests
 from console_browser import ask_for_link, click_to, forge_post, ok, open_link, secret_shown, sign_in
@@ -148,7 +149,7 @@ def test_an_endpoint_is_added_once_and_its_test_sent_once_whatever_the_clicks(
     assert page.get_by_role("link", name=url, exact=True).count() == 1
     with page.expect_navigation():
         page.get_by_role("link", name=url, exact=True).click()
-    endpoint_page = page.url
+    endpoint_page = page.url.split("?")[0]  # without its view token
 
     double_click(page, "Send a test event")
     ok(page.goto(endpoint_page + "/deliveries"))
@@ -180,6 +181,89 @@ def test_connect_reloaded_shows_the_platforms_link_once(page, console, mailbox, 
     ok(page.reload())
     assert page.get_by_role("link", name="Continue to the billing platform").count() == 0
     assert "shown once" in page.get_by_role("main").inner_text()
+
+
+# -- Back to a page of buttons and press again: one action ---------------------------------------------
+
+
+def deliveries_of(page: Page, endpoint_page: str) -> int:
+    ok(page.goto(endpoint_page.split("?")[0] + "/deliveries"))
+    return page.locator("tbody tr").count()
+
+
+def add_endpoint(page: Page, root: str, url: str) -> str:
+    """Adds an endpoint delivering to ``url``; the address of its page (a view: ``?view=``)."""
+    ok(page.goto(root + "/webhooks/new"))
+    page.get_by_label("URL").fill(url)
+    submit(page, "Add the endpoint")
+    click_to(page, "Go to the endpoint", role="link")
+    assert "?view=" in page.url  # the page of buttons carries its view token: Back brings the same tokens
+    return page.url
+
+
+def test_send_test_then_back_and_send_test_again_sends_one_test_event(page, console, mailbox, browser_org, receiver,
+                                                                      shot):
+    root = console.root
+    sign_in(page, root, mailbox, browser_org.admin.email)
+    endpoint_page = add_endpoint(page, root, receiver.url + "/trust-back-test")
+    click_to(page, "Send a test event")
+    after_first = page.url
+    ok(page.go_back())
+    assert page.url == endpoint_page
+    click_to(page, "Send a test event")  # the same form of the same view: sent where the first went
+    shot(page, "trust-14-send-test-back-and-again")
+    assert deliveries_of(page, endpoint_page) == 1
+    assert after_first != endpoint_page  # the page after the action was a fresh view
+    ok(page.goto(endpoint_page.split("?")[0]))  # a fresh view: a deliberate second press acts
+    click_to(page, "Send a test event")
+    assert deliveries_of(page, endpoint_page) == 2
+
+
+def test_retry_then_back_and_retry_again_retries_once(page, console, mailbox, browser_org, receiver):
+    root = console.root
+    sign_in(page, root, mailbox, browser_org.admin.email)
+    endpoint_page = add_endpoint(page, root, receiver.url + "/trust-back-retry")
+    click_to(page, "Send a test event")
+    ok(page.goto(endpoint_page.split("?")[0] + "/deliveries"))
+    with page.expect_navigation():
+        page.locator("tbody tr a").first.click()
+    delivery_page = page.url
+    assert "?view=" in delivery_page
+    click_to(page, "Retry this delivery")
+    retried = page.url
+    ok(page.go_back())
+    assert page.url == delivery_page
+    click_to(page, "Retry this delivery")
+    assert page.url.split("?")[0] == retried.split("?")[0]  # where the first retry went
+    assert deliveries_of(page, endpoint_page) == 2  # the test event and one retry
+
+
+def oauth_states(databases: dict[str, str]) -> int:
+    with psycopg.connect(databases["connector"], autocommit=True) as db:
+        row = db.execute("SELECT count(*) FROM billing_oauth_states").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_connect_then_back_and_connect_again_starts_one_connect_flow(page, console, mailbox, browser_org, databases):
+    root = console.root
+    sign_in(page, root, mailbox, browser_org.admin.email)
+    ok(page.goto(root + "/billing"))
+    if page.get_by_role("link", name="Disconnect", exact=True).count():  # another test connected it
+        click_to(page, "Disconnect", role="link")
+        click_to(page, "Disconnect")
+    ok(page.goto(root + "/billing"))
+    billing_page = page.url
+    assert "?view=" in billing_page
+    before = oauth_states(databases)
+    click_to(page, "Connect")
+    assert page.get_by_role("link", name="Continue to the billing platform").count() == 1
+    ok(page.go_back())
+    assert page.url == billing_page
+    click_to(page, "Connect")
+    assert page.get_by_role("link", name="Continue to the billing platform").count() == 0
+    assert "shown once" in page.get_by_role("main").inner_text()
+    assert oauth_states(databases) == before + 1  # one connect flow started at the connector
 
 
 # -- a stale cookie must not burn a sign-in link -------------------------------------------------------

@@ -24,7 +24,7 @@ from dps_console.domain.lifetimes import (
 )
 from dps_console.domain.people import Person
 from dps_console.domain.problems import Problem
-from dps_console.domain.tokens import looks_like_token, new_token, token_hash
+from dps_console.domain.tokens import derived_token, looks_like_token, new_token, token_hash
 from dps_console.settings import Settings
 
 T0 = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -73,7 +73,7 @@ def test_cross_site_posts_are_told_by_origin_and_fetch_metadata(origin, fetch_si
 def test_derived_keys_differ_by_use_and_by_secret():
     keys = ConsoleKeys.from_secret(b"s" * 32)
     assert keys.csrf != keys.credentials and len(keys.credentials) == 32
-    assert len({keys.csrf, keys.credentials, keys.shown_once}) == 3
+    assert len({keys.csrf, keys.credentials, keys.shown_once, keys.inline_forms}) == 4
     assert ConsoleKeys.from_secret(b"s" * 32) == keys
     assert ConsoleKeys.from_secret(b"t" * 32).csrf != keys.csrf
 
@@ -182,3 +182,15 @@ def test_settings_name_every_problem_at_start(overrides, named):
 def test_plain_http_is_for_development_only():
     settings = Settings.from_env(_env(CONSOLE_PUBLIC_URL="http://127.0.0.1:8083/console", DPS_ENVIRONMENT="development"))
     assert not settings.https
+
+
+def test_a_derived_token_has_a_tokens_shape_and_is_the_same_for_the_same_parts_only():
+    key = b"k" * 32
+    token = derived_token(key, "session", "view", "/console/webhooks/1/test")
+    assert looks_like_token(token)
+    assert token == derived_token(key, "session", "view", "/console/webhooks/1/test")  # Back, press again
+    others = {derived_token(key, "session", "other view", "/console/webhooks/1/test"),
+              derived_token(key, "session", "view", "/console/webhooks/2/test"),
+              derived_token(key, "other session", "view", "/console/webhooks/1/test"),
+              derived_token(b"x" * 32, "session", "view", "/console/webhooks/1/test")}
+    assert token not in others and len(others) == 4

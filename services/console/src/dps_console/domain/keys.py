@@ -1,6 +1,7 @@
 """Keys derived from the one configured CONSOLE_SECRET_KEY (HKDF-SHA256, one label per use): the
-CSRF tokens' HMAC key, the AES-256-GCM key sealing console credentials and the one sealing a
-secret on its way across a redirect (``services.form_results``)."""
+CSRF tokens' HMAC key, the AES-256-GCM key sealing console credentials, the one sealing a
+secret on its way across a redirect (``services.form_results``) and the HMAC key of the inline
+forms' one-time tokens (``resources.web.Renderer``)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ class ConsoleKeys:
     csrf: bytes
     credentials: bytes
     shown_once: bytes
+    inline_forms: bytes
 
     @classmethod
     def from_secret(cls, secret_key: bytes) -> "ConsoleKeys":
         return cls(csrf=derive(secret_key, "csrf"), credentials=derive(secret_key, "credentials"),
-                   shown_once=derive(secret_key, "shown-once"))
+                   shown_once=derive(secret_key, "shown-once"), inline_forms=derive(secret_key, "inline-forms"))

@@ -21,6 +21,7 @@ from dps_common.http.middleware import Observability, RequestContext
 from dps_console import SERVICE
 from dps_console.resources.context import AppContext
 from dps_console.resources.routes import add_routes
+from dps_console.resources.views import ViewTokens
 from dps_console.resources.web import (
     FAVICON_PATH,
     ROOT,
@@ -36,10 +37,12 @@ STATIC = Path(__file__).parent.parent / "static"  # package data, beside templat
 
 def create_app(ctx: AppContext) -> falcon.App[falcon.Request, falcon.Response]:
     cookies = Cookies(ctx.settings)
-    renderer = Renderer(ctx.keys.csrf, ctx.now)
+    renderer = Renderer(ctx.keys.csrf, ctx.keys.inline_forms, ctx.now)
     console_middleware = ConsoleMiddleware(ctx.settings, ctx.sessions, cookies, ctx.keys.csrf, renderer)
-    guard_middleware(console_middleware)  # its session lookup: a lost connection is the 503 page too
-    middleware: list[Any] = [RequestContext(), console_middleware, Observability("console")]
+    view_tokens = ViewTokens(ctx.sessions)
+    for hooks in (console_middleware, view_tokens):  # their session reads: a lost connection is the 503 page too
+        guard_middleware(hooks)
+    middleware: list[Any] = [RequestContext(), console_middleware, view_tokens, Observability("console")]
     app = ServiceApp(middleware=middleware)
     # a page whose connection was lost before it did anything is shown once more, but a form is not
     # sent twice: its handler calls the other services before it writes here (dps_common.db_retry)

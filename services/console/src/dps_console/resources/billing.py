@@ -22,6 +22,8 @@ RESULT_CODES = {
 
 
 class Billing:
+    inline_forms = True  # its buttons' one-time tokens come from the view token in its address (views)
+
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer

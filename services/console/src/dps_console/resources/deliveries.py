@@ -34,6 +34,8 @@ class Deliveries:
 
 
 class Delivery:
+    inline_forms = True  # its buttons' one-time tokens come from the view token in its address (views)
+
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer

@@ -11,6 +11,7 @@ import falcon
 
 from dps_console.domain.people import KEYS
 from dps_console.domain.problems import Problem, ServiceRefused
+from dps_console.domain.tokens import new_token
 from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.listing import filter_by_status, key_status
@@ -109,7 +110,7 @@ class NewKey:
             req, resp, "key_form.html", status=status, section="keys", people=people, values=values,
             roles=session.person.roles_offered(), errors=problem.fields if problem else {},
             problem=problem.message if problem else None, unplaced=problem.unplaced(FORM_FIELDS) if problem else [],
-            form_token=token,
+            form_token=token or new_token(),
         )
 
 

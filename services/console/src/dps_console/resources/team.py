@@ -25,6 +25,8 @@ def find_person(api: ServiceApi, credential: str, person_id: str) -> dict[str, A
 
 
 class Team:
+    inline_forms = True  # its buttons' one-time tokens come from the view token in its address (views)
+
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer

@@ -6,6 +6,8 @@ body, rendering a template, redirects and the error pages.
 - Every POST: refused (403) when the browser says it is cross-site (Origin, Sec-Fetch-Site) or when
   its ``csrf`` field is not the HMAC of the cookie it came with (the session's, or before sign-in the
   pre-session cookie's).
+- Every page with inline action forms (a resource with ``inline_forms = True``) is a view with its
+  own token in its address, its buttons' one-time tokens derived from it (``views``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dps_console.domain.csrf import cross_site, csrf_token, csrf_valid
 from dps_console.domain.problems import Problem, ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import looks_like_token, new_token
 from dps_console.resources import formatting
+from dps_console.resources.views import inline_tokens
 from dps_console.services.sessions import ActiveSession, Sessions
 from dps_console.settings import Settings
 
@@ -132,8 +135,9 @@ def first(form: dict[str, list[str]], name: str, default: str = "") -> str:
 
 
 class Renderer:
-    def __init__(self, csrf_key: bytes, now: Callable[[], datetime] = utc_now):
+    def __init__(self, csrf_key: bytes, inline_forms_key: bytes, now: Callable[[], datetime] = utc_now):
         self._csrf_key = csrf_key
+        self._inline_forms_key = inline_forms_key
         self.env = Environment(
             loader=PackageLoader("dps_console", "templates"),
             autoescape=select_autoescape(["html"], default_for_string=True, default=True),
@@ -141,7 +145,6 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.globals["root"] = ROOT
-        self.env.globals["one_time_token"] = new_token  # a fresh one for every form rendered (_forms.html)
         self.env.filters["external_url"] = external_url
         formatting.install(self.env, now)
 
@@ -155,6 +158,7 @@ class Renderer:
             person=session.person if session else None,
             notice=session.notice if session else None,
             csrf=csrf_token(self._csrf_key, binding) if binding else "",
+            inline_token=inline_tokens(self._inline_forms_key, session, req.context.get("view")),
             **values,
         )
 

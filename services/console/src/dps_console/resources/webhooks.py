@@ -11,6 +11,7 @@ import falcon
 
 from dps_console.domain.people import WEBHOOKS
 from dps_console.domain.problems import Problem, ServiceRefused
+from dps_console.domain.tokens import new_token
 from dps_console.resources import deliveries, endpoint_actions
 from dps_console.resources.context import AppContext
 from dps_console.resources.endpoint_actions import secret_page
@@ -39,6 +40,8 @@ class Endpoints:
 
 
 class Endpoint:
+    inline_forms = True  # its buttons' one-time tokens come from the view token in its address (views)
+
     def __init__(self, ctx: AppContext, renderer: Renderer):
         self._ctx = ctx
         self._renderer = renderer
@@ -102,7 +105,7 @@ class EndpointForm:
             req, resp, "webhook_form.html", status=status, section="webhooks", endpoint_id=endpoint_id,
             values=values, event_types=self._ctx.catalogue.types(session.credential),
             errors=problem.fields if problem else {}, problem=problem.message if problem else None,
-            unplaced=problem.unplaced(FORM_FIELDS) if problem else [], form_token=token,
+            unplaced=problem.unplaced(FORM_FIELDS) if problem else [], form_token=token or new_token(),
         )
 
 

@@ -1,4 +1,5 @@
-"""Health and Prometheus metrics for a process that serves no HTTP (the outbox relay, the webhook worker).
+"""Health and Prometheus metrics for a process that serves no HTTP (the outbox relay, the workers), and
+``worker_process``: the life of such a process (signals, that server, its start and stop lines).
 
 A stdlib WSGI server on daemon threads, beside the process's own work: ``GET /metrics`` is the
 default registry's text (as on the services' own ``/metrics``), ``GET /healthz`` answers 200 while
@@ -10,6 +11,7 @@ the bench run several of these processes on one host, so only deployments choose
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import threading
 import time
@@ -95,6 +97,34 @@ def serve_health_and_metrics(host: str, port: int, liveness: Liveness) -> Iterat
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def worker_process(
+    name: str, process_log: logging.Logger, stop: Callable[[], None], host: str, port: int, liveness: Liveness,
+    **started: object,
+) -> Iterator[None]:
+    """The block is the process's work, run on the main thread: SIGTERM or SIGINT call ``stop`` (which
+    only sets flags, the block then winds down and returns), ``/healthz`` and ``/metrics`` are served on
+    ``host:port`` meanwhile (not when ``port`` is 0), and ``process_log`` has a line when it starts
+    (``started`` as its fields) and one once the block is done (with the signal that stopped it). The
+    handler itself logs nothing: a write to the stream the main thread was writing to when the signal
+    came would raise (a reentrant call). The former handlers are back after the block."""
+    signalled: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        signalled.append(signum)
+        stop()
+
+    former = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        process_log.info(f"{name} started", extra=started)
+        with serve_health_and_metrics(host, port, liveness):
+            yield
+        process_log.info(f"{name} stopped", extra={"signal": signalled[0]} if signalled else {})
+    finally:
+        for signum, handler in former.items():
+            signal.signal(signum, handler)
 
 
 class _Server(ThreadingMixIn, WSGIServer):

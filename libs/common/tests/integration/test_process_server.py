@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 
 import pytest
 import requests
 from prometheus_client import Counter
 
-from dps_common.process_server import Heartbeat, serve_health_and_metrics
+from dps_common.process_server import Heartbeat, serve_health_and_metrics, worker_process
 from dps_testing.processes import free_port
 
 INCREMENTS = Counter("dps_test_process_server_increments_total", "Incremented by the process server's tests")
@@ -100,3 +101,21 @@ def test_a_heartbeat_is_stale_after_five_poll_intervals_and_never_under_30_secon
     now[0] += 20
     assert quick.stalled() is None
     assert slow.stalled() == "the relay loop has not turned for 60 s"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_worker_process_stops_on_a_signal_and_says_so(http, caplog, signum) -> None:
+    caplog.set_level(logging.INFO, logger="dps.test.worker")
+    port, stopping = free_port(), threading.Event()
+    former = signal.getsignal(signum)
+    with worker_process("test worker", logging.getLogger("dps.test.worker"), stopping.set, "127.0.0.1", port,
+                        lambda: None, concurrency=2):
+        assert http.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        signal.raise_signal(signum)  # the handler runs on this (the main) thread before the next line
+        assert stopping.is_set()
+    lines = [(record.message, getattr(record, "concurrency", None), getattr(record, "signal", None))
+             for record in caplog.records if record.name == "dps.test.worker"]
+    assert lines == [("test worker started", 2, None), ("test worker stopped", None, signum)]
+    assert signal.getsignal(signum) is former
+    with pytest.raises(requests.ConnectionError):
+        http.get(f"http://127.0.0.1:{port}/healthz", timeout=5)

@@ -18,7 +18,6 @@ The HTTP side's parts are imported by ``build_http`` when it is called, so the w
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -28,7 +27,7 @@ from dps_common.bootstrap import key_authenticator, make_settings_engine, make_t
 from dps_common.clock import utc_now
 from dps_common.db import Transactions
 from dps_common.paging import CursorCodec
-from dps_common.process_server import serve_health_and_metrics
+from dps_common.process_server import worker_process
 
 from dps_webhooks import SERVICE
 from dps_webhooks.adapters import metrics
@@ -117,20 +116,18 @@ class WorkerProcess:
 
     def run(self) -> None:
         worker, settings = self._worker, self._settings
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: worker.stop_from_signal())
-        for helper in self.helpers:
-            helper.start()
-        log.info("worker started", extra={"concurrency": settings.delivery_concurrency, "consume": self._consume})
-        try:
-            with serve_health_and_metrics(settings.metrics_host, settings.metrics_port, liveness(worker, self.helpers)):
-                worker.run()
-        finally:
-            worker.stop()
+        with worker_process("worker", log, worker.stop_from_signal, settings.metrics_host, settings.metrics_port,
+                            liveness(worker, self.helpers), concurrency=settings.delivery_concurrency,
+                            consume=self._consume):
             for helper in self.helpers:
-                helper.join()
-            self._tx.dispose()
-        log.info("worker stopped")
+                helper.start()
+            try:
+                worker.run()
+            finally:
+                worker.stop()
+                for helper in self.helpers:
+                    helper.join()
+                self._tx.dispose()
         if self._failed.is_set():
             raise SystemExit(1)  # a part of the worker died: let the supervisor restart the whole
 

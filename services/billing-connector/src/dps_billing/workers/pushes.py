@@ -19,13 +19,12 @@ claims again once it is back, logging that once too.
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 from dps_common.db_retry import OutageLog, is_connection_lost
-from dps_common.process_server import Heartbeat, serve_health_and_metrics
+from dps_common.process_server import Heartbeat, worker_process
 from dps_common.work_queue import wake_on_notify
 
 from dps_billing.domain.claimed_push import ClaimedPush
@@ -54,19 +53,11 @@ class PushWorker:
 
     def serve(self) -> None:
         """The process: runs until SIGTERM or SIGINT, with its health and metrics server when configured."""
-
-        def on_signal(signum: int, _frame: object) -> None:
-            log.info("worker stopping", extra={"signal": signum})
-            self.stop()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
         settings = self.settings
-        log.info("billing worker started", extra={"concurrency": settings.push_concurrency})
-        with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port,
-                                      self.heartbeat.stalled):
+        with worker_process("billing worker", log, self.stop, settings.worker_metrics_host,
+                            settings.worker_metrics_port, self.heartbeat.stalled,
+                            concurrency=settings.push_concurrency):
             self.run()
-        log.info("billing worker stopped")
 
     def run(self) -> None:
         capacity = self.settings.push_concurrency

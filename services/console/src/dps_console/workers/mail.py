@@ -11,12 +11,11 @@ serves ``/healthz`` (alive while its loop turns) and ``/metrics``."""
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from collections.abc import Callable
 
 from dps_common.db_retry import OutageLog, is_connection_lost
-from dps_common.process_server import Heartbeat, serve_health_and_metrics
+from dps_common.process_server import Heartbeat, worker_process
 from dps_common.work_queue import wake_on_notify
 
 from dps_console.services.sign_in_mail import BATCH, REQUESTS, SignInMail
@@ -43,19 +42,11 @@ class MailWorker:
 
     def serve(self) -> None:
         """The process: runs until SIGTERM or SIGINT, with its health and metrics server when configured."""
-
-        def on_signal(signum: int, _frame: object) -> None:
-            log.info("worker stopping", extra={"signal": signum})
-            self.stop()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
         settings = self._settings
-        log.info("console mail worker started")
-        with serve_health_and_metrics(settings.worker_metrics_host, settings.worker_metrics_port, self.heartbeat.stalled):
+        with worker_process("console mail worker", log, self.stop, settings.worker_metrics_host,
+                            settings.worker_metrics_port, self.heartbeat.stalled):
             self.run()
-        self._close()
-        log.info("console mail worker stopped")
+            self._close()
 
     def run(self) -> None:
         wakeup = REQUESTS.wakeup(self._settings.database_url, "dps-console-worker-listen")

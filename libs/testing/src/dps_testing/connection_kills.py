@@ -4,7 +4,8 @@
 that database (``pg_terminate_backend``, as an operator, a failover or a proxy would), over and over
 for ``seconds``; ``Load`` sends requests from a few threads meanwhile and tallies the answers. A lost
 connection must be answered 2xx (retried) or 503 problem+json with Retry-After, never another 5xx
-(``dps_common.db_retry``).
+(``dps_common.db_retry``). ``rides_out_ended_connections`` is the whole check: kills under load,
+then every answer 2xx again.
 
 ``private_login(database_url)``: a login role of the test's own for a worker, whose ``refused()``
 makes the database unreachable for that worker alone, for as long as the test says."""
@@ -116,6 +117,35 @@ class Load:
 def during(before: dict[str, Counter[int]], after: dict[str, Counter[int]]) -> dict[str, Counter[int]]:
     """The answers between two snapshots."""
     return {name: after[name] - before[name] for name in after}
+
+
+def rides_out_ended_connections(database_url: str, application_name: str, calls: dict[str, Call], *,
+                                kills: int = 3, seconds: float = 3.0, after: int = 20) -> None:
+    """``kills`` rounds of ``ended_connections`` for ``seconds`` each while ``Load`` sends ``calls``:
+    every answer is 2xx or a proper 503 (none a 500, none missing) and every round did end connections;
+    then ``after`` rounds of the calls on a fresh session are all 2xx (no stale pooled connection
+    fails later). Prints the answers of each round (the figures, with ``pytest -s``)."""
+    load = Load(calls)
+    rounds = []
+    with load.running():
+        for _ in range(kills):
+            before = load.snapshot()
+            ended = ended_connections(database_url, application_name, seconds)
+            rounds.append((len(ended), during(before, load.snapshot())))
+    print(f"\n{kills} kills of {seconds} s, answers during each:")
+    for ended_count, answers in rounds:
+        print(f"  {ended_count} connections ended: " + ", ".join(f"{name} {dict(c)}" for name, c in answers.items()))
+    for name, tally in load.tallies.items():
+        print(f"  {name}: {dict(tally.statuses)}, no answer: {len(tally.failed)}")
+        assert tally.refused == [], f"{name}: answers other than 2xx or 503 with Retry-After"
+        assert tally.failed == [], f"{name}: requests without an answer"
+        assert tally.statuses[500] == 0
+    assert all(ended_count > 0 for ended_count, _ in rounds), f"the kills met no {application_name} connection"
+    with requests.Session() as session:  # every ended connection is gone: all 2xx again
+        for _ in range(after):
+            for call in calls.values():
+                resp = call(session)
+                assert 200 <= resp.status_code < 300, resp.text
 
 
 class PrivateLogin:

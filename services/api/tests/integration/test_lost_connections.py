@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from dps_testing.connection_kills import Load, during, ended_connections
+from dps_testing.connection_kills import rides_out_ended_connections
 from dps_testing.processes import gunicorn, write_tls_files
 from dps_testing.provisioning import Admin
 from dps_testing.rate_limits import UNTHROTTLED
@@ -20,7 +20,6 @@ from dps_testing.rate_limits import UNTHROTTLED
 PEPPER = "lost-conn-pepper-0123456789abcdef0123456789abcdef"
 API = "/external/v1"
 APPLICATION_NAME = "dps-api-http"  # the api's HTTP workers' connections (dps_api.composition)
-KILLS, KILL_SECONDS = 3, 3.0
 
 
 @pytest.fixture(scope="module")
@@ -59,26 +58,5 @@ def test_ended_connections_are_never_a_500(served: tuple[str, str], server_env: 
     def read_products(session: requests.Session) -> requests.Response:  # a driver cursor's read
         return session.get(origin + API + "/products?limit=5", headers=headers, verify=ca, timeout=30)
 
-    load = Load({"write": write, "read": read, "read products": read_products})
-    rounds = []
-    with load.running():
-        for _ in range(KILLS):
-            before = load.snapshot()
-            ended = ended_connections(server_env["DATABASE_URL"], APPLICATION_NAME, KILL_SECONDS)
-            rounds.append((len(ended), during(before, load.snapshot())))
-    print(f"\n{KILLS} kills of {KILL_SECONDS} s, answers during each:")  # the figures (pytest -s)
-    for ended_count, answers in rounds:
-        print(f"  {ended_count} connections ended: " + ", ".join(f"{name} {dict(c)}" for name, c in answers.items()))
-    for name, tally in load.tallies.items():
-        print(f"  {name}: {dict(tally.statuses)}, no answer: {len(tally.failed)}")
-        assert tally.refused == [], f"{name}: answers other than 2xx or 503 with Retry-After"
-        assert tally.failed == [], f"{name}: requests without an answer"
-        assert tally.statuses[500] == 0
-    assert all(ended_count > 0 for ended_count, _ in rounds)  # the kills did meet the api's connections
-
-    # every connection the kills ended is gone: the next answers are all 2xx, on fresh connections
-    with requests.Session() as session:
-        for _ in range(20):
-            for call in (write, read, read_products):
-                resp = call(session)
-                assert 200 <= resp.status_code < 300, resp.text
+    rides_out_ended_connections(server_env["DATABASE_URL"], APPLICATION_NAME,
+                                {"write": write, "read": read, "read products": read_products})

@@ -93,12 +93,12 @@ PROBE_FILES = {
     "domain/__init__.py": "",
     "domain/money.py": "import falcon\n",  # a framework in the domain
     "domain/rules.py": "from ..db import base\n",  # the domain reaching up
-    "domain/values.py": "",
+    "domain/values.py": "def render_total():\n    pass\n",  # rendering outside schemas/
     "db/__init__.py": "",
     "db/base.py": "import sqlalchemy\n",
     "db/orders.py": "from layers_probe.schemas import views\n",  # the store rendering
     "schemas/__init__.py": "",
-    "schemas/views.py": "from layers_probe.domain import values\n",
+    "schemas/views.py": "from layers_probe.domain import values\n\ndef render_order():\n    pass\n",
     "schemas/bodies.py": "import psycopg\n",  # SQL in the rendering
     "adapters/__init__.py": "",
     "adapters/outbox.py": "from layers_probe.schemas import views\n",  # an adapter renders: allowed
@@ -253,3 +253,17 @@ def test_a_process_is_built_by_composition_and_checked_in_a_fresh_interpreter(pr
     push, mail, _ = probe.processes
     assert probe.process_offences(push) == ["push worker: (built) loads falcon"]  # its build takes a resource
     assert probe.process_offences(mail) == []
+
+
+def test_the_check_names_the_use_cases_that_reach_the_rendering(probe: ServiceLayers, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(Path(probe.package.__file__ or "").parent.parent))
+    P = PROBE
+    assert probe.rendering_reached_by_use_cases() == [
+        f"{P}.services.late reaches {P}.schemas", f"{P}.services.late reaches {P}.schemas.views",  # via a resource
+        f"{P}.services.orders reaches {P}.schemas", f"{P}.services.orders reaches {P}.schemas.views",  # via an adapter
+        f"importing services/ loads {P}.schemas", f"importing services/ loads {P}.schemas.views",
+    ]
+
+
+def test_the_check_finds_functions_by_name_outside_a_layer(probe: ServiceLayers):
+    assert probe.functions_outside("schemas", "render_") == [f"{PROBE}.domain.values.render_total"]

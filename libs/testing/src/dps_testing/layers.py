@@ -213,6 +213,21 @@ class ServiceLayers:
                  f"{process.build}({settings}.from_env())")
         return http_loaded_by(process.name, f"{package}.{process.command}", build, process.env)
 
+    def rendering_reached_by_use_cases(self) -> list[str]:
+        """Each module of ``services/`` that reaches ``schemas/`` (directly or through another module
+        of the package, an adapter included), and each ``schemas/`` module importing them all loads."""
+        use_cases = self.modules_in("services")
+        reached = [f"{m} reaches {r}" for m in use_cases for r in sorted(self.imports.reached(m))
+                   if self.layer_of(r) == "schemas"]
+        loaded = loaded_in_a_fresh_interpreter(*use_cases) if use_cases else frozenset()
+        return reached + [f"importing services/ loads {m}" for m in sorted(loaded) if self.layer_of(m) == "schemas"]
+
+    def functions_outside(self, layer: str, prefix: str) -> list[str]:
+        """Every function named ``prefix...`` defined by a module outside ``layer``: ``module.name``."""
+        return [f"{m}.{node.name}" for m, path in sorted(self.imports.modules.items()) if self.layer_of(m) != layer
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.FunctionDef) and node.name.startswith(prefix)]
+
     def runtime_layers(self) -> list[str]:
         return [layer for layer in RUNTIME_BASE if self.modules_in(layer)]
 
@@ -276,6 +291,11 @@ class LayersSuite:
 
     def test_a_process_without_http_loads_no_http_framework(self, process: Process) -> None:
         _none(self.layers.process_offences(process))
+
+    def test_no_use_case_reaches_the_rendering(self) -> None:
+        """The table's ``never_reaches`` for ``services/``, checked by name: the use cases return views
+        and never reach ``schemas/``, not even through an adapter (the outbox adapter is handed to them)."""
+        _none(self.layers.rendering_reached_by_use_cases())
 
 
 def _none(offences: list[str]) -> None:

@@ -10,9 +10,7 @@ rendered in ``schemas/`` alone."""
 
 from __future__ import annotations
 
-import ast
-
-from dps_testing.layers import LayersSuite, Process, ServiceLayers, loaded_in_a_fresh_interpreter
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_api
 
@@ -30,22 +28,7 @@ class TestLayers(LayersSuite):
 def test_the_answers_are_rendered_in_the_schemas_alone():
     """The use cases return views, which the resources render through ``schemas/``, and the outbox
     adapter for the events' data: no module outside ``schemas/`` defines a ``render_`` function."""
-    layers = TestLayers.layers
-    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
-    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
-                if isinstance(f, ast.FunctionDef) and f.name.startswith("render_")]
-
-
-def test_no_use_case_reaches_the_rendering():
-    """No module of ``services/`` imports ``schemas/``, directly or through another module of the
-    package (an adapter included), and importing them all loads none (the suite's rule, said here
-    where the api's use cases once rendered their events' data)."""
-    layers = TestLayers.layers
-    use_cases = layers.modules_in("services")
-    assert use_cases
-    assert not [f"{m} reaches {r}" for m in use_cases for r in sorted(layers.imports.reached(m))
-                if layers.layer_of(r) == "schemas"]
-    assert not [m for m in loaded_in_a_fresh_interpreter(*use_cases) if layers.layer_of(m) == "schemas"]
+    assert not TestLayers.layers.functions_outside("schemas", "render_")
 
 
 def test_the_package_is_seen_whole():

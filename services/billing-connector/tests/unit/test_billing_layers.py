@@ -3,14 +3,12 @@ every service and with no exception of the connector's own (``dps_testing.layers
 (``dealpricing-billing worker``), put together by ``composition.build_push_worker`` as its command
 does, loads no falcon. The connector's outbox relay is the shared one, checked in libs/common. One
 rule of its own: the answers and event data are rendered in ``schemas/`` alone, used by the resources
-and the outbox adapter, never by a use case."""
+and the outbox adapter (that no use case reaches them is the suite's rule)."""
 
 from __future__ import annotations
 
-import ast
-
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers, loaded_in_a_fresh_interpreter
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_billing
 
@@ -36,22 +34,7 @@ def test_the_answers_are_rendered_in_the_schemas_alone():
     """The use cases (and the worker) return views, which the resources render through ``schemas/``, and
     the outbox adapter for the events' data: no module outside ``schemas/`` defines a ``render_``
     function (the callback's HTML page is a template of the resources)."""
-    layers = TestLayers.layers
-    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
-    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
-                if isinstance(f, ast.FunctionDef) and f.name.startswith("render_")]
-
-
-def test_no_use_case_reaches_the_rendering():
-    """No module of ``services/`` imports ``schemas/``, directly or through another module of the
-    package (an adapter included: the outbox adapter is handed to the use cases as ``Outbox``), and
-    importing them all loads none (the suite's rule, said here too)."""
-    layers = TestLayers.layers
-    use_cases = layers.modules_in("services")
-    assert use_cases
-    assert not [f"{m} reaches {r}" for m in use_cases for r in sorted(layers.imports.reached(m))
-                if layers.layer_of(r) == "schemas"]
-    assert not [m for m in loaded_in_a_fresh_interpreter(*use_cases) if layers.layer_of(m) == "schemas"]
+    assert not TestLayers.layers.functions_outside("schemas", "render_")
 
 
 def test_the_package_is_seen_whole():

@@ -5,15 +5,15 @@ sender and its address guard, signing secrets, the events queue and the metrics 
 ``composition`` builds the HTTP app and the worker process, which ``wsgi`` and ``cli`` call. The
 worker process (``dealpricing-webhooks worker``: deliveries, the consumers, retention), put together
 by ``composition.build_worker``, loads no falcon. Rules said here too: the consumer and the delivery
-loop meet only through ``services/hand_over.py``; no use case reaches the rendering or makes an event
-itself (the events adapter renders the test delivery's); the answers are rendered in ``schemas/``."""
+loop meet only through ``services/hand_over.py``; no use case makes an event itself (the events
+adapter renders the test delivery's); the answers are rendered in ``schemas/``."""
 
 from __future__ import annotations
 
 import ast
 
 from dps_common.crypto import new_key
-from dps_testing.layers import LayersSuite, Process, ServiceLayers, loaded_in_a_fresh_interpreter
+from dps_testing.layers import LayersSuite, Process, ServiceLayers
 
 import dps_webhooks
 
@@ -43,22 +43,8 @@ def test_the_consumer_and_the_worker_meet_only_through_the_hand_over():
 
 def test_the_answers_are_rendered_in_the_schemas_alone():
     """The use cases return views and the resources render them through ``schemas/``: no module
-    outside ``schemas/`` defines a ``render_`` function."""
-    layers = TestLayers.layers
-    outside = [m for m in layers.imports.modules if layers.layer_of(m) != "schemas"]
-    assert not [f"{m}.{f.name}" for m in outside for f in ast.walk(ast.parse(layers.imports.modules[m].read_text()))
-                if isinstance(f, ast.FunctionDef) and f.name.startswith("render")]
-
-
-def test_no_use_case_reaches_the_rendering():
-    """No module of ``services/`` imports ``schemas/``, directly or through another module of the
-    package (an adapter included), and importing them all loads none."""
-    layers = TestLayers.layers
-    use_cases = layers.modules_in("services")
-    assert use_cases
-    assert not [f"{m} reaches {r}" for m in use_cases for r in sorted(layers.imports.reached(m))
-                if layers.layer_of(r) == "schemas"]
-    assert not [m for m in loaded_in_a_fresh_interpreter(*use_cases) if layers.layer_of(m) == "schemas"]
+    outside ``schemas/`` defines a function whose name starts with ``render``."""
+    assert not TestLayers.layers.functions_outside("schemas", "render")
 
 
 def test_no_use_case_makes_an_event():

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 import psycopg
 import pytest
@@ -15,6 +16,8 @@ from dps_common.db import Transactions, make_engine
 from dps_common.db_retry import run_retrying
 from dps_common.errors import DatabaseUnavailable
 from dps_testing.services import fresh_database
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,23 @@ def engine(url: str) -> Iterator[Engine]:
     engine = make_engine(url, pool_size=2, application_name="dps-retry-test")
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def tx(engine: Engine) -> Transactions:
+    return Transactions.for_engine(engine)
+
+
+class Counted(Generic[T]):
+    """A use case that counts its runs: how many times ``run_retrying`` ran it."""
+
+    def __init__(self, use_case: Callable[[], T]):
+        self._use_case = use_case
+        self.runs = 0
+
+    def __call__(self) -> T:
+        self.runs += 1
+        return self._use_case()
 
 
 def _kill(engine: Engine, pid: int) -> None:
@@ -64,28 +84,22 @@ def _notes(engine: Engine) -> list[str]:
         return list(connection.execute(text("SELECT body FROM notes ORDER BY body")).scalars())
 
 
-def test_a_write_whose_connection_died_before_its_first_statement_runs_once_more(engine: Engine) -> None:
-    tx = Transactions.for_engine(engine)
-    runs = []
-
+def test_a_write_whose_connection_died_before_its_first_statement_runs_once_more(engine: Engine, tx) -> None:
+    @Counted
     def use_case() -> str:
-        runs.append(1)
         with tx() as session:
             session.execute(text("INSERT INTO notes (body) VALUES ('first statement lost')"))
         return "done"
 
     _kill_next_checkout(engine)
     assert run_retrying(use_case) == "done"
-    assert len(runs) == 2
+    assert use_case.runs == 2
     assert "first statement lost" in _notes(engine)
 
 
-def test_a_read_whose_connection_died_runs_once_more(engine: Engine) -> None:
-    tx = Transactions.for_engine(engine)
-    runs = []
-
+def test_a_read_whose_connection_died_runs_once_more(engine: Engine, tx) -> None:
+    @Counted
     def read_cursor() -> int:
-        runs.append(1)
         with tx.read_cursor() as cursor:
             cursor.execute("SELECT 41 + 1")
             row = cursor.fetchone()
@@ -94,7 +108,7 @@ def test_a_read_whose_connection_died_runs_once_more(engine: Engine) -> None:
 
     _kill_next_checkout(engine)
     assert run_retrying(read_cursor) == 42
-    assert len(runs) == 2
+    assert read_cursor.runs == 2
 
     def read() -> int:
         with tx.read() as session:
@@ -104,12 +118,9 @@ def test_a_read_whose_connection_died_runs_once_more(engine: Engine) -> None:
     assert run_retrying(read) == 7
 
 
-def test_nothing_that_may_have_committed_is_retried(engine: Engine) -> None:
-    tx = Transactions.for_engine(engine)
-    runs = []
-
+def test_nothing_that_may_have_committed_is_retried(engine: Engine, tx) -> None:
+    @Counted
     def after_a_commit() -> None:
-        runs.append(1)
         with tx() as session:
             session.execute(text("INSERT INTO notes (body) VALUES ('committed once')"))
         _kill_next_checkout(engine)
@@ -119,33 +130,31 @@ def test_nothing_that_may_have_committed_is_retried(engine: Engine) -> None:
     with pytest.raises(DatabaseUnavailable) as raised:
         run_retrying(after_a_commit)
     assert isinstance(raised.value.__cause__, Exception) and raised.value.retry_after == 1
-    assert len(runs) == 1
+    assert after_a_commit.runs == 1
     assert _notes(engine).count("committed once") == 1
 
+    @Counted
     def mid_transaction() -> None:
-        runs.append(1)
         with tx() as session:
             pid = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
             _kill(engine, pid)  # after a statement: its commit might have followed
             session.execute(text("INSERT INTO notes (body) VALUES ('never')"))
 
-    runs.clear()
     with pytest.raises(DatabaseUnavailable):
         run_retrying(mid_transaction)
-    assert len(runs) == 1
+    assert mid_transaction.runs == 1
 
 
 def test_a_database_that_cannot_be_reached_is_unavailable_not_an_error(url: str) -> None:
     unreachable = make_engine("postgresql://postgres@127.0.0.1:1/nothing", pool_size=1, application_name="dps-none")
     tx = Transactions.for_engine(unreachable)
-    runs = []
 
+    @Counted
     def use_case() -> None:
-        runs.append(1)
         with tx.read() as session:
             session.execute(text("SELECT 1"))
 
     with pytest.raises(DatabaseUnavailable):
         run_retrying(use_case)
-    assert len(runs) == 2  # a connection refused at checkout: nothing done, so tried once more
+    assert use_case.runs == 2  # a connection refused at checkout: nothing done, so tried once more
     unreachable.dispose()

@@ -39,3 +39,22 @@ def test_a_line_is_kept_as_the_logging_thread_wrote_it():
     [line] = lines.about(pushId="p-1")
     assert (line["message"], line["requestId"], line["logger"]) == ("push claimed", "req-on-the-thread", "dps.tests.json-lines")
     assert [entry["pushId"] for entry in lines.lines] == ["p-1", "p-2"]
+
+
+def test_each_test_worker_draws_ports_from_its_own_share(monkeypatch) -> None:
+    """Two pytest-xdist workers never give out the same port: their shares of the range are disjoint
+    and cover it (a port drawn by two workers at once was bound by one and refused to the other)."""
+    from dps_testing import processes
+
+    picks = range(10000, 10400)
+    shares = []
+    for index in range(4):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{index}")
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+        shares.append(set(processes._worker_share(picks)))
+    assert set().union(*shares) == set(picks)
+    assert sum(len(share) for share in shares) == len(picks)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw2")
+    low, high = processes._ephemeral_ports()
+    start = processes._LOWEST_PICKED if low - processes._LOWEST_PICKED >= 1000 else high + 1
+    assert (processes.free_port() - start) % 4 == 2

@@ -3,6 +3,7 @@ health and metrics endpoints of the processes that serve no other HTTP."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import socket
@@ -41,9 +42,11 @@ def free_port() -> int:
     0): between this pick and the server's bind, any outgoing connection on the machine may take an
     ephemeral port (with four test workers, a ``make run`` test lost its dispatcher's port that
     way). Outside the range only another listener can. Drawn from the system's randomness, not the
-    ``random`` module's state, which tests and Hypothesis may seed: two workers must not draw alike."""
+    ``random`` module's state, which tests and Hypothesis may seed. Each pytest-xdist worker draws
+    from its own share of the range: a port one worker gave out and another drew before the first's
+    server bound it was taken twice (the scale suite's runner found its connector's port in use)."""
     low, high = _ephemeral_ports()
-    picks = range(_LOWEST_PICKED, low) if low - _LOWEST_PICKED >= 1000 else range(high + 1, 65536)
+    picks = _worker_share(range(_LOWEST_PICKED, low) if low - _LOWEST_PICKED >= 1000 else range(high + 1, 65536))
     while True:
         port = _RANDOM.choice(picks)
         if port in _GIVEN:
@@ -60,6 +63,14 @@ def free_port() -> int:
 _LOWEST_PICKED = 10000  # above the well-known and most registered servers' ports
 _RANDOM = random.SystemRandom()
 _GIVEN: set[int] = set()  # a few hundred a run, of some 20,000
+
+
+def _worker_share(picks: range) -> range:
+    """This test worker's ports of ``picks``: every n-th, from its index (gw0, gw1, ...) among n workers."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count <= 1:
+        return picks
+    return range(picks.start + int(worker.removeprefix("gw")), picks.stop, count)
 
 
 def _ephemeral_ports() -> tuple[int, int]:

@@ -16,6 +16,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -122,3 +124,29 @@ class FailoverPair:
         done = subprocess.run(command, user=_user(), capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"{Path(command[0]).name} failed ({done.returncode}): {done.stdout}{done.stderr}")
+
+
+@contextmanager
+def private_server(*databases: str) -> Iterator[dict[str, str]]:
+    """A PostgreSQL server of the test's own (one node) with ``databases`` made, their URLs by name:
+    for a stack whose two of every process would take a large share of the machine's server's 100
+    connections while the rest of the suite uses it (the two-of-every-process run once met "too many
+    clients" there)."""
+    folder = Path(tempfile.mkdtemp(prefix="dpstest-pg-private-"))
+    user = _user()
+    if user is not None:
+        shutil.chown(folder, user)
+    node = PgNode(folder, "server", ("-c", "max_connections=200"))
+    try:
+        done = subprocess.run([str(PG_BIN / "initdb"), "-D", str(node.data), "-U", "postgres", "--auth=trust",
+                               "-E", "UTF8", "--no-sync"], user=user, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb failed ({done.returncode}): {done.stdout}{done.stderr}")
+        node.start()
+        with psycopg.connect(node.dsn(), autocommit=True) as admin:
+            for name in databases:
+                admin.execute(f'CREATE DATABASE "{name}"')
+        yield {name: node.dsn(name) for name in databases}
+    finally:
+        node.kill()
+        shutil.rmtree(folder, ignore_errors=True)

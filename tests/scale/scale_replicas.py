@@ -1,5 +1,5 @@
 """``DPS_REPLICAS=2``: make run's runner (``dealpricing-dev``, its stable entry point) starting two of every
-service process on the machine's PostgreSQL, RabbitMQ and Redis (fresh databases, a fresh virtual host,
+service process on the databases it is given (the test's own PostgreSQL), the machine's RabbitMQ and Redis (a fresh virtual host,
 a key prefix of its own), with a billing platform stand-in of the test's own given as the "real" app, so
 that the test can read what the platform received. What the runner started is found among its own
 children (``DPS_REPLICA`` names the replica); a SIGKILL goes to one process and its children, by pid,

@@ -1,6 +1,6 @@
 """Two of every process behind the one address (issue 28): ``DPS_REPLICAS=2`` make run (two api, two
 dispatcher, two connector and two console HTTP servers, two of each relay and worker; the proxy
-balancing round robin) on the machine's PostgreSQL, RabbitMQ and Redis. The pairs act as one: the
+balancing round robin) on a PostgreSQL server of the test's own and the machine's RabbitMQ and Redis. The pairs act as one: the
 organization's rate limit is exact across the two api servers, a key revoked through one console is
 refused by every key-checking process (caches of 10 minutes: only the revocation events can drop it),
 an idempotent POST is replayed by the other server, a console session made on one works on the other,
@@ -23,6 +23,7 @@ import psycopg
 import pytest
 import requests
 from scale_clients import Api, Console, approved_quote, connect_billing, wait_pushed
+from scale_postgres import private_server
 from scale_replicas import (
     BILLING_APP,
     EVERY_KIND,
@@ -36,7 +37,7 @@ from scale_stack import Figures, wait_for
 
 from dps_testing.processes import write_tls_files
 from dps_testing.provisioning import Admin, Member, Org
-from dps_testing.services import fresh_database, fresh_vhost, unique_name
+from dps_testing.services import fresh_vhost, unique_name
 from dps_testing.webhook_receiver import Receiver
 
 from dps_billing_stand_in import BillingStandIn
@@ -69,10 +70,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("two-of-every-process")
     tls = write_tls_files(tmp)
     with (
-        fresh_database("dps_pairs_api") as api_db, fresh_database("dps_pairs_wh") as hooks_db,
-        fresh_database("dps_pairs_bill") as billing_db, fresh_database("dps_pairs_con") as console_db,
+        private_server("dps_pairs_api", "dps_pairs_wh", "dps_pairs_bill", "dps_pairs_con") as databases,
         fresh_vhost("dps_pairs") as amqp_url, Receiver(tls) as receiver,
     ):
+        api_db, hooks_db = databases["dps_pairs_api"], databases["dps_pairs_wh"]
+        billing_db, console_db = databases["dps_pairs_bill"], databases["dps_pairs_con"]
         env = runner_env(tmp / "run", {"api": api_db, "webhooks": hooks_db, "billing": billing_db, "console": console_db},
                          amqp_url, REDIS_URL="redis://127.0.0.1:6379/0", RATE_LIMIT_KEY_PREFIX=unique_name("pairs"),
                          RATE_LIMIT_ORGANIZATION=f"{LIMIT}/10 seconds", KEY_CACHE_TTL_SECONDS="600",

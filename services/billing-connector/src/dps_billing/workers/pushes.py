@@ -94,7 +94,9 @@ class PushWorker:
         with self._lock:
             self._running.discard(future)
         error = future.exception()
-        if error is not None:
+        if error is not None and is_connection_lost(error):  # the claim loop logs the outage; the lease brings it back
+            log.warning("push run lost its database", extra={**_ids(push), "error": type(error).__name__})
+        elif error is not None:
             log.error("push run crashed", exc_info=error, extra=_ids(push))
         self._wake.set()
 

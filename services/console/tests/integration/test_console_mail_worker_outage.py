@@ -11,8 +11,10 @@ import time
 
 import pytest
 
+from dps_common import migrations
 from dps_common.db_retry import AVAILABLE_AGAIN_MESSAGE, UNAVAILABLE_MESSAGE
 from dps_testing.connection_kills import private_login
+from dps_testing.services import fresh_database
 
 from dps_console.composition import build_http, build_mail_worker
 
@@ -23,11 +25,13 @@ SENT_WITHIN = 30.0
 
 
 def test_the_mail_worker_logs_an_outage_once_and_sends_the_mail_queued_during_it(
-    make_settings, settings_env, mailbox, org, caplog: pytest.LogCaptureFixture
+    make_settings, mailbox, org, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="dps")
-    pages = build_http(make_settings(CONSOLE_SIGN_IN_PER_EMAIL="1000"))  # its own connections, committed
-    with private_login(settings_env["DATABASE_URL"]) as login:
+    # a database of its own: another mail worker on the suite's database would send the mail queued here
+    with fresh_database("dps_console_outage") as database_url, private_login(database_url) as login:
+        migrations.upgrade("dps_console", database_url)
+        pages = build_http(make_settings(DATABASE_URL=database_url, CONSOLE_SIGN_IN_PER_EMAIL="1000"))
         worker = build_mail_worker(make_settings(DATABASE_URL=login.url))
         thread = threading.Thread(target=worker.run, daemon=True)
         thread.start()

@@ -14,7 +14,7 @@ key to their delivery is declared per day's partition pair, not here on the pare
 from datetime import datetime
 from uuid import UUID
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dps_webhooks.db.base import Base, defaults_to_now, timestamp, uuid_pk
@@ -70,3 +70,6 @@ class DeliveryAttempt(Base):
     response_excerpt: Mapped[str | None] = mapped_column(Text)
     error_message: Mapped[str | None] = mapped_column(Text)
     duration_ms: Mapped[int]
+    # the request's signing as sent (Standard Webhooks): the portal shows the request exactly so
+    webhook_timestamp: Mapped[int | None] = mapped_column(BigInteger)
+    webhook_signature: Mapped[str | None] = mapped_column(Text)

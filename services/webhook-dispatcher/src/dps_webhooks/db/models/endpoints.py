@@ -15,6 +15,9 @@ class WebhookEndpoint(Base):
     __table_args__ = (
         CheckConstraint("status IN ('ACTIVE', 'PAUSED', 'DISABLED')", name="status"),
         CheckConstraint("consecutive_failures >= 0", name="consecutive_failures"),
+        CheckConstraint(
+            "rate_limit_per_second IS NULL OR rate_limit_per_second BETWEEN 1 AND 1000", name="rate_limit_per_second"
+        ),
         Index("ix_webhook_endpoints_organization_id_id", "organization_id", "id"),
     )
 
@@ -25,6 +28,8 @@ class WebhookEndpoint(Base):
     # the event types delivered here; empty means every type
     event_types: Mapped[list[str]] = mapped_column(ARRAY(String(64)), server_default=text("'{}'"))
     status: Mapped[str] = mapped_column(String(16))
+    # at most this many requests a second, counted across every delivery worker; NULL: no limit
+    rate_limit_per_second: Mapped[int | None]
     consecutive_failures: Mapped[int] = mapped_column(server_default="0")
     disabled_reason: Mapped[str | None] = mapped_column(Text)
     # the whsec_ signing secret, AES-GCM sealed with the row id as associated data

@@ -8,6 +8,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from dps_testing.webhook_receiver import Receiver
 
+from dps_webhooks.domain.request_headers import request_headers
 from dps_webhooks.services.intake import accept_events
 
 from webhook_helpers import Store, incoming, running_worker, webhook_database
@@ -66,6 +67,17 @@ def test_a_2xx_answer_delivers_a_signed_request_with_the_spec_headers(store, rec
     assert row["last_attempted_at"] is not None and row["last_duration_ms"] >= 0
     [attempt] = store.attempts(delivery_id)
     assert (attempt["attempt"], attempt["response_status"], attempt["error_message"]) == (1, 200, None)
+    # kept as sent, for the delivery view: the headers rebuilt from them are the ones the receiver got
+    assert str(attempt["webhook_timestamp"]) == request.headers["webhook-timestamp"]
+    assert attempt["webhook_signature"] == request.headers["webhook-signature"]
+    rebuilt = request_headers(
+        event_id=event.id,
+        delivery_id=delivery_id,
+        attempt=1,
+        timestamp=attempt["webhook_timestamp"],
+        signature=attempt["webhook_signature"],
+    )
+    assert {name.lower(): value for name, value in rebuilt.items()}.items() <= request.headers.items()
 
 
 def test_the_failure_catalogue_is_recorded_on_the_delivery_and_its_attempt(store, receiver, settings_for):

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from dps_webhooks.adapters.signing import USER_AGENT, delivery_headers
+from dps_webhooks.adapters.signing import delivery_headers
 from dps_webhooks.adapters.signing_secrets import new_signing_secret
+from dps_webhooks.domain.request_headers import USER_AGENT
 
 BODY = '{"id": "e", "type": "quote.approved", "data": {"total": "1.00"}}'
 

@@ -7,6 +7,7 @@ applies from the next attempt on, with no overlap).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from uuid import UUID
@@ -18,27 +19,22 @@ from dps_webhooks.adapters.sender import Sender
 from dps_webhooks.adapters.signing_secrets import SecretSealer
 from dps_webhooks.domain.attempt_outcome import AttemptResult
 from dps_webhooks.domain.claims import Claimed
+from dps_webhooks.domain.request_headers import request_headers
 from dps_webhooks.settings import Settings
-
-USER_AGENT = "DealPricingService-Webhooks/1.0"
 
 
 def delivery_headers(
     *, secret: str, event_id: UUID, delivery_id: UUID, attempt: int, body: str, now: datetime | None = None
 ) -> dict[str, str]:
     timestamp = now or datetime.now(UTC)
-    message_id = str(event_id)
-    signature = _signer(secret).sign(msg_id=message_id, timestamp=timestamp, data=body)
-    return {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        "webhook-id": message_id,
-        "webhook-timestamp": str(int(timestamp.timestamp())),
-        "webhook-signature": signature,
-        "X-Service-Event-Id": message_id,
-        "X-Service-Delivery-Id": str(delivery_id),
-        "X-Service-Attempt": str(attempt),
-    }
+    signature = _signer(secret).sign(msg_id=str(event_id), timestamp=timestamp, data=body)
+    return request_headers(
+        event_id=event_id,
+        delivery_id=delivery_id,
+        attempt=attempt,
+        timestamp=int(timestamp.timestamp()),
+        signature=signature,
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -66,4 +62,10 @@ class SignedSender:
             attempt=claimed.attempt,
             body=claimed.body,
         )
-        return self._sender.send(claimed.url, claimed.body.encode(), headers)
+        result = self._sender.send(claimed.url, claimed.body.encode(), headers)
+        # Kept with the attempt: the delivery view shows the request as it was sent.
+        return replace(
+            result,
+            webhook_timestamp=int(headers["webhook-timestamp"]),
+            webhook_signature=headers["webhook-signature"],
+        )

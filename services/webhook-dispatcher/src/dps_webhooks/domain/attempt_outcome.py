@@ -25,6 +25,9 @@ class AttemptResult:
     excerpt: str | None  # the beginning of the response body
     error: str | None  # transport failure (refused URL, connection, TLS, timeout, reset)
     duration_ms: int
+    # the request's signing as sent (``domain/request_headers.py``); None when nothing was signed
+    webhook_timestamp: int | None = None
+    webhook_signature: str | None = None
 
     @property
     def succeeded(self) -> bool:

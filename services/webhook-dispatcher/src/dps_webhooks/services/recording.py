@@ -27,6 +27,7 @@ from typing import Any
 from uuid import UUID
 
 from sqlalchemy import (
+    BigInteger,
     Integer,
     Interval,
     String,
@@ -143,6 +144,8 @@ def record_outcomes(
             ("excerpt", result.excerpt),
             ("error", result.error_message),
             ("took_ms", result.duration_ms),
+            ("signed_at", result.webhook_timestamp),
+            ("signature", result.webhook_signature),
         ):
             columns[name].append(value)
     recorded_ids = set(session.connection().execute(_RECORD, columns).scalars())
@@ -211,6 +214,8 @@ _OUTCOME_COLUMNS: dict[str, TypeEngine[Any]] = {
     "excerpt": Text(),
     "error": Text(),
     "took_ms": Integer(),
+    "signed_at": BigInteger(),
+    "signature": Text(),
 }
 
 
@@ -244,6 +249,8 @@ _UPDATED = (
         _OUTCOMES.c.excerpt,
         _OUTCOMES.c.error,
         _OUTCOMES.c.took_ms,
+        _OUTCOMES.c.signed_at,
+        _OUTCOMES.c.signature,
     )
     .cte("recorded")
 )
@@ -259,6 +266,8 @@ _RECORD = (
             Attempt.response_excerpt,
             Attempt.error_message,
             Attempt.duration_ms,
+            Attempt.webhook_timestamp,
+            Attempt.webhook_signature,
         ],
         select(*_UPDATED.c),
     )

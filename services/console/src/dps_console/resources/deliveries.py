@@ -1,7 +1,11 @@
-"""An endpoint's delivery log (newest first, filterable by status), one delivery with every attempt,
-and a retry."""
+"""An endpoint's delivery log (newest first, filterable by status), one delivery with every attempt
+and its request as sent (the body, pretty-printed and exactly; the headers with the signature), and a
+retry."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import falcon
 
@@ -45,7 +49,31 @@ class Delivery:
         delivery = self._ctx.backends.webhooks.call(
             "GET", f"/webhook-configs/{path_id(endpoint_id)}/deliveries/{path_id(delivery_id)}", session.credential)
         self._renderer.render(req, resp, "delivery.html", section="webhooks", endpoint_id=endpoint_id,
-                              delivery=delivery)
+                              delivery=delivery, sent=as_sent(delivery))
+
+
+def as_sent(delivery: dict[str, Any]) -> dict[str, Any] | None:
+    """The request as the dispatcher sent it: method, URL, the exact body and the same pretty-printed,
+    and the headers of the latest attempt that recorded them (each attempt is signed anew). None when
+    the dispatcher gives no request."""
+    request = delivery.get("request")
+    if not isinstance(request, dict):
+        return None
+    body = request.get("body")
+    pretty = None
+    if isinstance(body, str):
+        try:
+            pretty = json.dumps(json.loads(body), indent=2, ensure_ascii=False)
+        except ValueError:
+            pretty = None
+    recorded = [a for a in delivery.get("attempts") or [] if isinstance(a.get("requestHeaders"), dict)]
+    latest = recorded[-1] if recorded else None
+    return {
+        "method": request.get("method") or "POST", "url": request.get("url") or "",
+        "body": body if isinstance(body, str) else None, "pretty": pretty,
+        "size": len(body.encode()) if isinstance(body, str) else None,
+        "headers": latest["requestHeaders"] if latest else None, "headers_of": latest.get("attempt") if latest else None,
+    }
 
 
 class Retry:

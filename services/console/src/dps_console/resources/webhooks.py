@@ -10,16 +10,19 @@ from typing import Any
 import falcon
 
 from dps_console.domain.people import WEBHOOKS
-from dps_console.domain.problems import Problem, ServiceRefused
+from dps_console.domain.problems import Problem, ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import new_token
-from dps_console.resources import deliveries, endpoint_actions
+from dps_console.domain.traffic import WINDOWS, Hour, chart, duration_words, time_to_success_words, window_of
+from dps_console.resources import deliveries, endpoint_actions, recovery
 from dps_console.resources.context import AppContext
 from dps_console.resources.endpoint_actions import secret_page
+from dps_console.resources.formatting import parse_time
 from dps_console.resources.forms import Done, FormActions, secret_of
 from dps_console.resources.listing import endpoint_status, filter_by_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id, signed_in
 
-FORM_FIELDS = ("url", "description", "eventTypes")
+FORM_FIELDS = ("url", "description", "eventTypes", "rateLimitPerSecond")
+RATE_LIMIT_WORDS = "Enter a whole number of requests per second from 1 to 1000, or leave it empty for no limit."
 ENDPOINT_STATUSES = (("active", "active"), ("paused", "paused"), ("disabled", "disabled"), ("revoked", "revoked"))
 
 
@@ -48,8 +51,36 @@ class Endpoint:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str) -> None:
         session = allowed(req, WEBHOOKS)
-        endpoint = self._ctx.backends.webhooks.call("GET", f"/webhook-configs/{path_id(endpoint_id)}", session.credential)
-        self._renderer.render(req, resp, "webhook.html", section="webhooks", endpoint=endpoint)
+        endpoint_id = path_id(endpoint_id)
+        endpoint = self._ctx.backends.webhooks.call("GET", f"/webhook-configs/{endpoint_id}", session.credential)
+        window = window_of(req.get_param("window"))
+        self._renderer.render(req, resp, "webhook.html", section="webhooks", endpoint=endpoint, window=window,
+                              windows=WINDOWS, traffic=self._traffic(session.credential, endpoint_id, window),
+                              refused=recovery.refused_words(endpoint))
+
+    def _traffic(self, credential: str, endpoint_id: str, window: str) -> dict[str, Any] | None:
+        """The endpoint's attempts per hour (``/stats``) as the page draws them; None when the dispatcher
+        could not answer them (the rest of the page still shows)."""
+        try:
+            stats = self._ctx.backends.webhooks.call("GET", f"/webhook-configs/{endpoint_id}/stats", credential,
+                                                     params={"window": window})
+        except ServiceRefused as refused:
+            if refused.problem.status == 401:
+                raise
+            return None
+        except ServiceUnavailable:
+            return None
+        hours = [Hour(start, int(h.get("succeeded") or 0), int(h.get("failed") or 0))
+                 for h in stats.get("hours") or [] if (start := parse_time(h.get("start"))) is not None]
+        times = stats.get("timeToSuccessMs") or {}
+        return {
+            "chart": chart(hours), "hours": hours, "from": stats.get("from"), "until": stats.get("until"),
+            "succeeded": int(stats.get("succeeded") or 0), "failed": int(stats.get("failed") or 0),
+            "busiest": max((h.succeeded + h.failed for h in hours), default=0),
+            "p50": duration_words(times.get("p50")) if times.get("p50") is not None else None,
+            "p95": duration_words(times.get("p95")) if times.get("p95") is not None else None,
+            "time_to_success": time_to_success_words(times.get("p50"), times.get("p95")),
+        }
 
 
 def _body(form: dict[str, list[str]]) -> dict[str, Any]:
@@ -57,7 +88,25 @@ def _body(form: dict[str, list[str]]) -> dict[str, Any]:
         "url": first(form, "url").strip(),
         "description": first(form, "description").strip(),
         "eventTypes": [t for t in form.get("eventTypes", []) if t],
+        "rateLimitPerSecond": _rate_limit(first(form, "rateLimitPerSecond")),
     }
+
+
+def _rate_limit(value: str) -> int | str | None:
+    """Blank: no limit (null). A whole number goes as a number (the dispatcher checks its range, 1 to
+    1000); anything else stays the text typed, refused by the form itself."""
+    text = value.strip()
+    if not text:
+        return None
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
+def _placed(problem: Problem) -> dict[str, list[str]]:
+    """The service's field messages, the rate limit's in the console's words (the service's speak of types)."""
+    fields = dict(problem.fields)
+    if "rateLimitPerSecond" in fields:
+        fields["rateLimitPerSecond"] = [RATE_LIMIT_WORDS]
+    return fields
 
 
 class EndpointForm:
@@ -71,7 +120,7 @@ class EndpointForm:
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str | None = None) -> None:
         session = allowed(req, WEBHOOKS)
         token = form_page_token(req)
-        values: dict[str, Any] = {"url": "", "description": "", "eventTypes": []}
+        values: dict[str, Any] = {"url": "", "description": "", "eventTypes": [], "rateLimitPerSecond": None}
         if endpoint_id is not None:
             values = self._ctx.backends.webhooks.call(
                 "GET", f"/webhook-configs/{path_id(endpoint_id)}", session.credential)
@@ -81,6 +130,11 @@ class EndpointForm:
         session = allowed(req, WEBHOOKS)
         body = _body(req.context.form)
         webhooks = self._ctx.backends.webhooks
+        if isinstance(body["rateLimitPerSecond"], str):  # not a whole number: nothing to send
+            refused = Problem(400, fields={"rateLimitPerSecond": [RATE_LIMIT_WORDS]},
+                              title="The endpoint is not saved: check the fields marked.")
+            self._form(req, resp, endpoint_id, body, refused, status=400)
+            return
 
         def save(token: str) -> Done:
             if endpoint_id is None:
@@ -104,7 +158,7 @@ class EndpointForm:
         self._renderer.render(
             req, resp, "webhook_form.html", status=status, section="webhooks", endpoint_id=endpoint_id,
             values=values, event_types=self._ctx.catalogue.types(session.credential),
-            errors=problem.fields if problem else {}, problem=problem.message if problem else None,
+            errors=_placed(problem) if problem else {}, problem=problem.message if problem else None,
             unplaced=problem.unplaced(FORM_FIELDS) if problem else [], form_token=token or new_token(),
         )
 
@@ -130,4 +184,5 @@ def register(app: falcon.App[falcon.Request, falcon.Response], ctx: AppContext, 
     app.add_route(base + "/{endpoint_id}", Endpoint(ctx, renderer))
     app.add_route(base + "/{endpoint_id}/edit", form)
     endpoint_actions.register(app, ctx, renderer)
+    recovery.register(app, ctx, renderer)
     deliveries.register(app, ctx, renderer)

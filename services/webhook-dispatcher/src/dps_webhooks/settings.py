@@ -103,6 +103,12 @@ class Settings(IntrospectingServiceSettings):
     def max_attempts(self) -> int:
         return len(self.retry_gaps) + 1
 
+    @property
+    def throttle_horizon(self) -> float:
+        """The horizon, shortened when the lease is short: a delivery waits for its turn and then
+        makes its attempt under its claim, so both end within the lease (half of what remains)."""
+        return min(self.throttle_horizon_seconds, (self.lease_seconds - self.attempt_timeout_seconds) / 2)
+
     # checks across fields, each on the later field: a field that failed its own check is not in info.data
 
     @field_validator("consumer_shards")

@@ -76,6 +76,7 @@ _CLAIM = DELIVERIES.claim_statement(
         Endpoint.secret_sealed,
         Event.body,
         Event.request_id,  # the events row is joined for its body already: no extra cost
+        Endpoint.rate_limit_per_second,  # the endpoint is joined already: its throttle, as of the claim
     ],
 )
 
@@ -84,11 +85,11 @@ def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claime
     """Up to ``limit`` due deliveries, most overdue first, claimed under a new token for a lease."""
     token, rows = DELIVERIES.claim(session, _CLAIM, limit, lease_seconds)
     claimed = []
-    for delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, request_id in rows:
+    for delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, request_id, rate in rows:
         # A due delivery's event has its body: an oversized one is stored final, never due.
         assert body is not None
         claimed.append(
-            Claimed(delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, token, request_id)
+            Claimed(delivery_id, endpoint_id, event_id, attempt, is_test, url, secret_sealed, body, token, request_id, rate)
         )
     return claimed
 

@@ -20,6 +20,7 @@ class Claimed:
     body: str
     token: UUID
     request_id: str | None = None  # the event's: the request that caused it, for the attempt's log lines
+    rate_limit_per_second: int | None = None  # the endpoint's, read with the claim: the throttle's rate (None: none)
 
     def log_fields(self) -> dict[str, object]:
         """The delivery's identifiers, and the request that caused its event (``requestId``): the

@@ -112,7 +112,7 @@ def accept_events(
     stored = _store_new_events(session, [event for event in events if not is_internal(event.type)])
     if not stored:
         return Accepted(0, [])
-    by_organization: dict[UUID, list[Row[UUID, UUID, str, list[str], str, bytes]]] = defaultdict(list)
+    by_organization: dict[UUID, list[Row[UUID, UUID, str, list[str], str, bytes, int | None]]] = defaultdict(list)
     organizations = list({event.organization_id for event in stored})
     for endpoint in session.connection().execute(_SUBSCRIBERS, {"organizations": organizations}):
         by_organization[endpoint.organization_id].append(endpoint)
@@ -147,6 +147,7 @@ def accept_events(
                 event.body,
                 token,
                 request_id=event.request_id,
+                rate_limit_per_second=endpoint.rate_limit_per_second,
             )
         )
     if rows:
@@ -249,6 +250,7 @@ _SUBSCRIBERS = (
         WebhookEndpoint.event_types,
         WebhookEndpoint.url,
         WebhookEndpoint.secret_sealed,
+        WebhookEndpoint.rate_limit_per_second,  # the throttle of the deliveries handed over
     )
     .where(
         WebhookEndpoint.organization_id == func.any(bindparam("organizations", type_=ARRAY(Uuid()))),

@@ -37,6 +37,7 @@ from dps_webhooks.adapters.signing_secrets import SecretSealer
 from dps_webhooks.schemas.events import EVENTS
 from dps_webhooks.services.deliveries import DeliveryService
 from dps_webhooks.services.endpoints import EndpointService
+from dps_webhooks.services.throttling import Throttle
 from dps_webhooks.settings import Settings
 from dps_webhooks.workers.consumers import EventConsumer, shard_consumers
 from dps_webhooks.workers.deliveries import DeliveryWorker
@@ -76,7 +77,7 @@ def build_worker(settings: Settings, *, consume: bool = True) -> WorkerProcess:
     engine = make_settings_engine(settings, "dps-webhooks-worker")
     tx = Transactions.for_engine(engine)
     listen_url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    worker = DeliveryWorker(settings, tx, listen_url)
+    worker = DeliveryWorker(settings, tx, listen_url, Throttle.for_settings(settings, tx))  # turns in REDIS_URL's store
     parts: list[tuple[str, Callable[[], None]]] = [
         ("webhook-retention", lambda: run_retention(
             tx, settings.retention_days, settings.retention_interval_seconds, worker.stopping)),

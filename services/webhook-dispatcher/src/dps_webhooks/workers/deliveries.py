@@ -41,6 +41,7 @@ from dps_webhooks.domain.attempt_outcome import decide
 from dps_webhooks.domain.claims import Claimed
 from dps_webhooks.services.attempts import Attempts
 from dps_webhooks.services.recording import Finished, interrupted_last
+from dps_webhooks.services.throttling import Throttle
 from dps_webhooks.settings import Settings
 
 log = logging.getLogger("dps.webhooks.worker")
@@ -53,12 +54,13 @@ RECORD_BATCH = 64  # results waiting to be recorded that are recorded at once, l
 class DeliveryWorker:
     """The delivery loop and its attempt threads; the ``HandOver`` of its process's consumer."""
 
-    def __init__(self, settings: Settings, tx: Transactions, database_url: str):
+    def __init__(self, settings: Settings, tx: Transactions, database_url: str, throttle: Throttle | None = None):
         self.settings = settings
         self.stopping = threading.Event()
         self._database_url = database_url  # for the LISTEN connection
         self._sender = SignedSender(settings)
         self._attempts = Attempts(settings, tx)
+        self._throttle = throttle or Throttle.for_settings(settings, tx)  # endpoints' rateLimitPerSecond
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
         self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
@@ -251,6 +253,8 @@ class DeliveryWorker:
         try:
             if finished is not None:
                 return  # nothing to send: recorded as it is (finally)
+            if not self._throttle.wait_for_turn(claimed):
+                return  # put back until its turn (services/throttling.py): no attempt made, nothing to record
             result = self._sender.send(claimed)
             metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
             outcome = decide(

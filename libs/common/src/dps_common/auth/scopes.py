@@ -18,6 +18,7 @@ class Scope(StrEnum):
     APPROVAL_GROUPS_READ = "approval-groups:read"
     DEAL_GROUPS_READ = "deal-groups:read"
     APPROVALS_READ = "approvals:read"
+    EVENTS_READ = "events:read"  # the organization's event log (GET /events): what its webhooks were sent
     # user: the key's own quotes and approvals, opportunities
     QUOTES_WRITE = "quotes:write"
     OPPORTUNITIES_WRITE = "opportunities:write"
@@ -52,6 +53,7 @@ _VIEW_ONLY = frozenset(
         Scope.APPROVAL_GROUPS_READ,
         Scope.DEAL_GROUPS_READ,
         Scope.APPROVALS_READ,
+        Scope.EVENTS_READ,
     }
 )
 _USER = _VIEW_ONLY | {

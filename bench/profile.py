@@ -1,6 +1,6 @@
 """Where the api's time goes under load: py-spy samples one gunicorn api, wrk loads one endpoint.
 
-    pip install py-spy   # not a project dependency; or pass --py-spy PATH
+    make install         # py-spy is pinned in libs/testing (the bench tools); or pass --py-spy PATH
     .venv/bin/python bench/profile.py --path '/external/v1/products?limit=100'
 
 Seeds a fresh database like bench/run.py (same gunicorn settings), records every api worker with
@@ -53,6 +53,12 @@ STEPS = [
 ]
 
 
+def _venv_py_spy() -> str | None:
+    """py-spy installed in this venv (libs/testing pins it; the venv's bin is not always on PATH)."""
+    path = Path(sys.executable).parent / "py-spy"
+    return str(path) if path.exists() else None
+
+
 def summarise(collapsed: list[str]) -> str:
     packages, steps, total = Counter(), Counter(), 0
     for line in collapsed:
@@ -82,7 +88,7 @@ def main() -> int:
     p.add_argument("--path", default="/external/v1/products?limit=100")
     p.add_argument("--seconds", type=int, default=15)
     p.add_argument("--products", type=int, default=20_000)
-    p.add_argument("--py-spy", default=shutil.which("py-spy"))
+    p.add_argument("--py-spy", default=shutil.which("py-spy") or _venv_py_spy())
     p.add_argument("--limited", action="store_true",
                    help="rate limits on, counted in the local Redis (REDIS_URL) with a quota no run reaches, as "
                         "bench/run.py's 'api whoami limited'; default: off, as its 'api'")

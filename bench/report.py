@@ -73,12 +73,14 @@ def targets_table(targets: list[Target]) -> list[str]:
 
 
 def render(info: dict[str, str], setup: dict[str, str], rows, targets: list[Target], notes: list[str],
-           gc_lines: list[str] = ()) -> str:
+           gc_lines: list[str] = (), sections: list[tuple[str, list[str]]] = ()) -> str:
     out = [f"# Benchmark run {info['date']}", "", "## Machine", ""]
     out += [f"- {k}: {v}" for k, v in info.items()]
     out += ["", "## Setup", ""]
     out += [f"- {k}: {v}" for k, v in setup.items()]
     out += ["", "## Results", "", *results_table(rows), "", "## Targets", "", *targets_table(targets)]
+    for title, lines in sections:
+        out += ["", f"## {title}", "", *lines]
     if gc_lines:
         out += ["", "## Garbage collections during the measurements (all rounds; each one stops its worker)", "", *gc_lines]
     if notes:

@@ -41,6 +41,8 @@ WHOAMI = "/external/v1/whoami"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEEP_ITEM = 100_000
 OLD = "old "  # servers and targets of --baseline's tree
+ABLATED = "api limited without "  # servers of the middleware table
+ABLATABLE = ("RequestContext", "AuthMiddleware", "Observability", "RateLimits", "BodyLimit", "IdempotencyMiddleware")
 
 
 def parse_args() -> argparse.Namespace:
@@ -67,6 +69,9 @@ def parse_args() -> argparse.Namespace:
                    help="serve every server but the baseline's from this work tree's code (a commit, without the "
                         "checkout's uncommitted changes) instead of the installed packages")
     p.add_argument("--no-gc", action="store_true", help="do not record the workers' garbage collections")
+    p.add_argument("--middleware-rounds", type=int, default=3,
+                   help="rounds of the middleware table: whoami (limits on) with each middleware switched off in turn "
+                        "(bench/ablated_app.py), its CPU per request against the whole api's; 0: left out")
     p.add_argument("--only", default="", metavar="NAMES",
                    help="comma-separated targets to load, e.g. 'bare,api whoami,api whoami limited' (the rate-limit "
                         "ratios); the others' ratios are left out. Default: all")
@@ -139,19 +144,23 @@ def store_takes(server: Server) -> str:
 
 
 def start_servers(stack: ExitStack, gunicorn: GunicornSettings, seeded: Seeded, log_dir: Path,
-                  baseline: Path | None, gc: bool, tree: Path | None = None) -> dict[str, Server]:
+                  baseline: Path | None, gc: bool, tree: Path | None = None, ablations: bool = False) -> dict[str, Server]:
     common = {"LOG_LEVEL": "WARNING"}
     floor_env = {"DATABASE_URL": seeded.database_url, "BENCH_ORG_ID": str(seeded.organization_id)}
     api_env = {"DATABASE_URL": seeded.database_url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": secrets.token_hex(32)}
+    limited_env = {**api_env, **rate_limits_env(stack)}
     apps = (
         ("bare", "bare_app:app", {}, "/"),
         ("psycopg", "psycopg_app:app", floor_env, "/products"),
         ("api", "dps_api.wsgi:create()", {**api_env, "RATE_LIMIT_ORGANIZATION": "off", "RATE_LIMIT_ANONYMOUS": "off"},
          "/healthz"),
-        ("api limited", "dps_api.wsgi:create()", {**api_env, **rate_limits_env(stack)}, "/healthz"),
+        ("api limited", "dps_api.wsgi:create()", limited_env, "/healthz"),
     )
     if baseline is not None:  # the same two apis from the old tree
         apps += tuple((OLD + name, spec, env, ready) for name, spec, env, ready in apps if name.startswith("api"))
+    if ablations:  # the limited api with one middleware off each (bench/ablated_app.py), this tree's code
+        apps += tuple((ABLATED + name, f'ablated_app:create("{name}")', {**limited_env, "BENCH_API_KEY": seeded.admin_key},
+                       "/healthz") for name in ABLATABLE)
     servers = {}
     for name, spec, env, _ in apps:
         # metrics in prometheus-client's multiprocess mode, as production's gunicorn_conf sets up
@@ -201,6 +210,43 @@ def run_rounds(plan, rounds: int, options: LoadOptions) -> dict[str, list[LoadRe
             print(f"  round {round_no} {name:18} {r.rps:9,.0f} req/s  p50 {r.p50_ms:7.2f} ms  p99 {r.p99_ms:7.2f} ms  "
                   f"server CPU {r.cpu_us:5.0f} us/req  (worker CPU shares {shares} %)", flush=True)
     return runs
+
+
+def middleware_table(servers: dict[str, Server], rounds: int, options: LoadOptions, auth: dict[str, str]) -> list[str]:
+    """What each middleware costs ``GET /whoami`` (limits on): the whole api's server CPU per request
+    minus that of the same api with the middleware switched off (median of per-round differences;
+    each round loads them all in turn, starting one further along each round)."""
+    names = ["bare", "api limited", *(ABLATED + name for name in ABLATABLE)]
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for round_no in range(rounds):
+        print(f"  middleware round {round_no + 1}: load average {load_average()}", flush=True)
+        for name in names[round_no % len(names):] + names[:round_no % len(names)]:
+            server = servers[name]
+            r = measure(server.url + ("/" if name == "bare" else WHOAMI), options, None if name == "bare" else auth,
+                        server.cpu_seconds)
+            cpu[name].append(r.cpu_us)
+            print(f"  middleware round {round_no + 1} {name:44} {r.rps:9,.0f} req/s  server CPU {r.cpu_us:5.0f} us/req",
+                  flush=True)
+    whole = statistics.median(cpu["api limited"])
+
+    def cost(name: str) -> float:
+        return statistics.median(a - b for a, b in zip(cpu["api limited"], cpu[name]))
+
+    lines = ["| switched off | server CPU µs/req without it | what it costs whoami, µs/req | share of whoami's CPU |",
+             "|---|---:|---:|---:|"]
+    costs = {name: cost(ABLATED + name) for name in ABLATABLE}
+    for name in ABLATABLE:
+        lines.append(f"| {name} | {statistics.median(cpu[ABLATED + name]):.0f} | {costs[name]:+.0f} | "
+                     f"{100 * costs[name] / whole:.1f} % |")
+    beyond_bare = cost("bare")
+    lines += [
+        f"| (all six, summed) | | {sum(costs.values()):+.0f} | {100 * sum(costs.values()) / whole:.1f} % |",
+        f"| (the rest: falcon's routing and middleware loop, the responder, JSON, gunicorn's work on the larger "
+        f"answer) | | {beyond_bare - sum(costs.values()):+.0f} | {100 * (beyond_bare - sum(costs.values())) / whole:.1f} % |",
+        f"| whoami, limits on (nothing off) / bare `GET /` | {whole:.0f} / {statistics.median(cpu['bare']):.0f} | "
+        f"{beyond_bare:+.0f} beyond bare | |",
+    ]
+    return lines
 
 
 def _round_order(plan, round_no: int):
@@ -302,7 +348,8 @@ def main() -> int:
         seeded = seed(database_url, args.products)
         baseline = args.baseline.resolve() if args.baseline else None
         servers = start_servers(stack, gunicorn, seeded, Path(stack.enter_context(tempfile.TemporaryDirectory())),
-                                baseline, not args.no_gc, args.tree.resolve() if args.tree else None)
+                                baseline, not args.no_gc, args.tree.resolve() if args.tree else None,
+                                ablations=args.middleware_rounds > 0)
         deep_item = min(DEEP_ITEM, args.products // 2)
         deep_url, notes = checks(servers, seeded.admin_key, deep_item)
         auth = {"x-api-key": seeded.admin_key}
@@ -325,6 +372,11 @@ def main() -> int:
                 raise SystemExit(f"--only: no target named {', '.join(sorted(unknown))}")
             plan = [step for step in plan if step[0] in wanted]
         runs = run_rounds(plan, args.rounds, options)
+        sections = []
+        if args.middleware_rounds > 0:
+            sections.append(("What each middleware costs `GET /whoami` (rate limits on), from a server with it "
+                             f"switched off (bench/ablated_app.py; {args.middleware_rounds} rounds, medians)",
+                             middleware_table(servers, args.middleware_rounds, options, auth)))
         notes.append(store_takes(servers["api limited"]))
         if baseline is not None:
             notes.append(OLD + store_takes(servers[OLD + "api limited"]))
@@ -351,7 +403,7 @@ def main() -> int:
         "duration": f"{time.monotonic() - started:.0f} s",
     }
     judged = targets(runs, rss["api"]) + (targets(runs, rss[OLD + "api"], OLD) if baseline else [])
-    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], judged, notes, gc_lines)
+    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], judged, notes, gc_lines, sections)
     print("\n" + text)
     if not args.no_write:
         print(f"written to {write(text, info['date'])}")

@@ -1,6 +1,6 @@
 """The dispatcher's OpenAPI document against what it enforces: every operation is documented with its
-scope (``webhooks:manage``), and every documented scope is enforced (403 naming it without, never a
-scope 403 with it)."""
+scope (``webhooks:manage``; the event log ``events:read``), and every documented scope is enforced
+(403 naming it without, never a scope 403 with it)."""
 
 import re
 
@@ -27,7 +27,11 @@ OPERATIONS = {
     ("get", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}"),
     ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),
     ("get", "/webhook-event-types"),
+    ("get", "/events"),
+    ("get", "/events/{event_id}"),
 }
+# every role reads the event log; everything else is the admin's
+READ_BY_EVERY_ROLE = {("get", "/events"), ("get", "/events/{event_id}")}
 
 
 def document(client):
@@ -40,7 +44,7 @@ def test_every_request_body_has_an_example_the_server_accepts(app, client):
     assert assert_every_request_body_has_a_valid_example(app, document(client)) == 2
 
 
-def test_document_lists_every_operation_with_the_admin_scope_and_its_errors(client):
+def test_document_lists_every_operation_with_its_scope_and_its_errors(client):
     doc = document(client)
     assert doc["openapi"].startswith("3.1")
     assert doc["servers"] == [{"url": "/external/v1"}]
@@ -48,7 +52,8 @@ def test_document_lists_every_operation_with_the_admin_scope_and_its_errors(clie
     operations = {(m, p): op for p, item in doc["paths"].items() for m, op in item.items()}
     assert set(operations) == OPERATIONS
     for (method, path), op in operations.items():
-        assert op["x-required-scopes"] == ["webhooks:manage"], (method, path)
+        scope = "events:read" if (method, path) in READ_BY_EVERY_ROLE else "webhooks:manage"
+        assert op["x-required-scopes"] == [scope], (method, path)
         assert {"401", "403"} <= set(op["responses"]), (method, path)
         if "{" in path:
             assert "404" in op["responses"], (method, path)
@@ -62,6 +67,10 @@ def test_document_lists_every_operation_with_the_admin_scope_and_its_errors(clie
     paging = {p["name"]: p for p in whole["/webhook-configs/{webhook_config_id}/deliveries"]["get"]["parameters"]}
     assert paging["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
     assert paging["status"]["schema"]["enum"] == ["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
+    paging = {p["name"]: p for p in whole["/events"]["get"]["parameters"]}
+    assert paging["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
+    assert {"type", "createdAfter", "createdBefore"} <= set(paging)
+    assert "409" in operations[("get", "/events/{event_id}")]["responses"]
     assert set(operations[("post", "/webhook-configs")]["responses"]) >= {"201"}
     assert "204" in operations[("delete", "/webhook-configs/{webhook_config_id}")]["responses"]
     assert "202" in operations[("post", "/webhook-configs/{webhook_config_id}/test")]["responses"]

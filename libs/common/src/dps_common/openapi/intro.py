@@ -57,6 +57,7 @@ ERROR_CODES: tuple[tuple[int, str, str], ...] = (
     (409, "webhook_config_revoked", "The endpoint was deleted; it stays disabled for good."),
     (409, "webhook_config_disabled", "The endpoint is disabled: no test or retry until it is active again."),
     (409, "invalid_status_transition", "The endpoint cannot move from its status to the one asked for."),
+    (409, "event_payload_not_kept", "The event's payload was over 1 MB: never delivered, its body not kept."),
     (409, "billing_not_connected", "No billing platform is connected."),
     (409, "billing_connection_broken", "The billing connection is broken: connect again."),
     (409, "idempotency_key_in_use", "A request with this `Idempotency-Key` is still running; retry later."),
@@ -164,6 +165,12 @@ organizationId, data}}`. Deliveries are signed per [Standard Webhooks](https://w
 verify each with a Standard Webhooks library and the endpoint's `whsec_` secret before trusting it,
 deduplicate by the event id (`X-Service-Event-Id`, the same on every retry), order by `occurredAt`.
 A delivery not answered 2xx within 10 seconds is retried.
+
+Missed some? `GET /events` lists every event of the organization of the last 30 days, newest first,
+whether or not an endpoint was sent it, and `GET /events/{{eventId}}` gives one exactly as delivered
+(the same bytes). To catch up after downtime, list from a little before the last event you processed,
+skip the ids you handled, and fetch the rest, or have them delivered again (`.../retry`, `.../recover`):
+the operations' descriptions say how.
 
 {_VERIFY_SAMPLE}
 

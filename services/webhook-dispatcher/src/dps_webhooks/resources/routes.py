@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from dps_common.http.app import Api
 
-from dps_webhooks.resources import deliveries, event_types, webhook_configs
+from dps_webhooks.resources import deliveries, event_types, events, webhook_configs
 from dps_webhooks.resources.context import AppContext
 
 # Each resource module's ``register``, in the order their routes are added.
@@ -12,6 +12,7 @@ REGISTRATIONS: list[Callable[[Api, AppContext], None]] = [
     webhook_configs.register,
     deliveries.register,
     event_types.register,
+    events.register,
 ]
 
 

@@ -11,7 +11,12 @@ from dps_webhooks.db.base import Base, defaults_to_now, timestamp
 
 class WebhookEvent(Base):
     __tablename__ = "webhook_events"
-    __table_args__ = (Index("ix_webhook_events_received_at", "received_at"),)
+    __table_args__ = (
+        Index("ix_webhook_events_received_at", "received_at"),  # retention: the events past it
+        # GET /events: the organization's newest first, all of them or of one type (keyset on both)
+        Index("ix_webhook_events_organization_id_received_at_id", "organization_id", "received_at", "id"),
+        Index("ix_webhook_events_organization_id_event_type", "organization_id", "event_type", "received_at", "id"),
+    )
 
     id: Mapped[UUID] = mapped_column(primary_key=True)  # the envelope's id: X-Service-Event-Id, webhook-id
     organization_id: Mapped[UUID]

@@ -245,6 +245,8 @@ def test_a_delivery_with_its_attempts_in_order(client, org, tx):
     publish(tx, org)
     delivery = deliveries_of(client, org, endpoint)["deliveries"][0]
     start = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+    # attempt 1 recorded before attempts kept their signing; attempt 2 as the worker records it now
+    signed = {1: (None, None), 2: (1767614460, "v1,c2lnbmF0dXJlLW9mLWF0dGVtcHQtdHdvLWFzLXNlbnQ=")}
     with tx() as session:
         for attempt, status, error in ((2, None, "Connection reset."), (1, 500, None)):  # stored out of order
             session.add(
@@ -256,8 +258,11 @@ def test_a_delivery_with_its_attempts_in_order(client, org, tx):
                     response_excerpt="oops" if status else None,
                     error_message=error,
                     duration_ms=120 * attempt,
+                    webhook_timestamp=signed[attempt][0],
+                    webhook_signature=signed[attempt][1],
                 )
             )
+        sent_body = session.get_one(WebhookEvent, uuid.UUID(delivery["eventId"])).body
     set_delivery(
         tx,
         delivery["id"],
@@ -274,7 +279,8 @@ def test_a_delivery_with_its_attempts_in_order(client, org, tx):
     assert resp.status_code == 200
     detail = resp.json
     DeliveryDetail.model_validate(detail)
-    assert set(detail) == DELIVERY_KEYS | {"attempts"}
+    assert set(detail) == DELIVERY_KEYS | {"attempts", "request"}
+    assert detail["request"] == {"method": "POST", "url": URL, "body": sent_body}
     assert (detail["status"], detail["attemptCount"], detail["lastErrorMessage"]) == ("FAILED", 2, "Connection reset.")
     assert detail["lastDurationMs"] == 240 and detail["lastResponseStatus"] is None
     assert datetime.fromisoformat(detail["lastAttemptedAt"]) == start + timedelta(seconds=60)
@@ -284,8 +290,31 @@ def test_a_delivery_with_its_attempts_in_order(client, org, tx):
     assert (first["responseStatus"], first["responseExcerpt"], first["errorMessage"], first["durationMs"]) == (500, "oops", None, 120)
     assert (second["responseStatus"], second["errorMessage"]) == (None, "Connection reset.")
     assert datetime.fromisoformat(first["attemptedAt"]) == start + timedelta(seconds=30)
+    assert first["requestHeaders"] is None
+    assert second["requestHeaders"] == {
+        "Content-Type": "application/json",
+        "User-Agent": "DealPricingService-Webhooks/1.0",
+        "webhook-id": delivery["eventId"],
+        "webhook-timestamp": "1767614460",
+        "webhook-signature": "v1,c2lnbmF0dXJlLW9mLWF0dGVtcHQtdHdvLWFzLXNlbnQ=",
+        "X-Service-Event-Id": delivery["eventId"],
+        "X-Service-Delivery-Id": delivery["id"],
+        "X-Service-Attempt": "2",
+    }
     listed = deliveries_of(client, org, endpoint)["deliveries"][0]
-    assert listed == {k: v for k, v in detail.items() if k != "attempts"}
+    assert listed == {k: v for k, v in detail.items() if k not in ("attempts", "request")}
+
+
+def test_the_request_shows_the_endpoint_url_now_and_no_body_for_an_oversized_payload(client, org, tx):
+    endpoint = create(client, org)
+    publish(tx, org, data={"blob": "x" * (intake.MAX_PAYLOAD_BYTES + 1)})
+    delivery = deliveries_of(client, org, endpoint)["deliveries"][0]
+    assert delivery["status"] == "EXHAUSTED"
+    moved = "https://127.0.0.1:8443/moved"
+    assert client.simulate_put(f"{BASE}/{endpoint['id']}", json={"url": moved}, headers=org.admin.headers).status_code == 200
+    detail = client.simulate_get(f"{BASE}/{endpoint['id']}/deliveries/{delivery['id']}", headers=org.admin.headers).json
+    assert detail["request"] == {"method": "POST", "url": moved, "body": None}
+    assert detail["attempts"] == []
 
 
 def test_a_delivery_of_another_endpoint_or_unknown_is_404(client, org, tx):

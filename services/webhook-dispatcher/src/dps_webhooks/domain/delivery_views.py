@@ -36,11 +36,25 @@ class AttemptView:
     response_excerpt: str | None
     error_message: str | None
     duration_ms: int
+    # the request's headers exactly as sent on this attempt; None for attempts recorded without
+    # their signing (before the attempts kept it)
+    request_headers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """The request every attempt of a delivery sends: the endpoint's URL now, and the event's body
+    (the same bytes each attempt signed; None when it was over the payload limit and not kept)."""
+
+    url: str
+    body: str | None
+    method: str = "POST"
 
 
 @dataclass(frozen=True, slots=True)
 class DeliveryWithAttempts:
-    """A delivery with its attempts, in attempt order."""
+    """A delivery with its attempts, in attempt order, and the request they sent."""
 
     delivery: DeliveryView
     attempts: tuple[AttemptView, ...]
+    request: SentRequest

@@ -54,16 +54,47 @@ class DeliveryAttempt(BaseModel):
     responseExcerpt: str | None
     errorMessage: str | None
     durationMs: int
+    requestHeaders: dict[str, str] | None = Field(
+        description="The request's headers exactly as sent on this attempt, its webhook-timestamp and "
+        "webhook-signature included (a later secret rotation changes nothing here); null for an attempt "
+        "recorded before they were kept."
+    )
+
+
+class DeliveryRequest(BaseModel):
+    method: Literal["POST"]
+    url: str = Field(description="The webhook config's URL now (it may have changed since an attempt).")
+    body: str | None = Field(
+        description="The body exactly as every attempt sent and signed it; null when the payload was over "
+        "1 MB (not kept, never sent)."
+    )
+
+
+def _headers(attempt: int, timestamp: int, signature: str) -> dict[str, str]:
+    event_id, delivery_id = str(_DELIVERY["eventId"]), str(_DELIVERY["id"])
+    return {
+        "Content-Type": "application/json", "User-Agent": "DealPricingService-Webhooks/1.0",
+        "webhook-id": event_id, "webhook-timestamp": str(timestamp), "webhook-signature": signature,
+        "X-Service-Event-Id": event_id, "X-Service-Delivery-Id": delivery_id, "X-Service-Attempt": str(attempt),
+    }  # fmt: skip
 
 
 class DeliveryDetail(Delivery):
     model_config = example({**_DELIVERY, "attempts": [
         {"attempt": 1, "attemptedAt": "2026-11-02T10:00:01Z", "responseStatus": 503, "responseExcerpt": "busy",
-         "errorMessage": "HTTP 503", "durationMs": 120},
+         "errorMessage": "The receiver answered 503; only 2xx counts as delivered.", "durationMs": 120,
+         "requestHeaders": _headers(1, 1793613601, "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=")},
         {"attempt": 2, "attemptedAt": "2026-11-02T10:00:31Z", "responseStatus": 200, "responseExcerpt": "ok",
-         "errorMessage": None, "durationMs": 84},
-    ]})
+         "errorMessage": None, "durationMs": 84,
+         "requestHeaders": _headers(2, 1793613631, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")},
+    ], "request": {
+        "method": "POST", "url": "https://erp.example.com/hooks/deal-pricing",
+        "body": '{"id":"0192a3b4-c5d6-7e8f-9a0b-be1f2a3b4c5d","type":"quote.approved",'
+                '"occurredAt":"2026-11-02T10:00:00Z","organizationId":"0192a3b4-c5d6-7e8f-9a0b-1c2d3e4f5a6b",'
+                '"data":{"quoteId":"0192a3b4-c5d6-7e8f-9a0b-0c1d2e3f4a5b"}}',
+    }})  # fmt: skip
     attempts: list[DeliveryAttempt] = Field(description="In attempt order.")
+    request: DeliveryRequest = Field(description="The request every attempt sent (each attempt's headers are its own).")
 
 
 class DeliveryList(ResponseModel):
@@ -100,8 +131,14 @@ def _render_attempt(attempt: AttemptView) -> dict[str, Any]:
         "responseExcerpt": attempt.response_excerpt,
         "errorMessage": attempt.error_message,
         "durationMs": attempt.duration_ms,
+        "requestHeaders": attempt.request_headers,
     }
 
 
 def render_delivery_detail(detail: DeliveryWithAttempts) -> dict[str, Any]:
-    return {**render_delivery(detail.delivery), "attempts": [_render_attempt(a) for a in detail.attempts]}
+    request = detail.request
+    return {
+        **render_delivery(detail.delivery),
+        "attempts": [_render_attempt(a) for a in detail.attempts],
+        "request": {"method": request.method, "url": request.url, "body": request.body},
+    }

@@ -1,5 +1,5 @@
 """Deliveries of an endpoint (``/webhook-configs/{id}/deliveries``): the list newest first, one with
-its attempts, and the two deliveries a caller makes: a test delivery and a manual retry.
+its attempts and the request they sent, and the two deliveries a caller makes: a test delivery and a manual retry.
 
 A manual retry is a NEW delivery of the same event (same ``eventId``, so receivers deduplicate it;
 a new ``id``; ``retryOf`` naming the delivery retried), due now. Both kinds go through
@@ -24,9 +24,10 @@ from dps_common.keyset import keyset
 from dps_common.paging import PageRequest
 
 from dps_webhooks.db.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
-from dps_webhooks.domain.delivery_views import AttemptView, DeliveryView, DeliveryWithAttempts
+from dps_webhooks.domain.delivery_views import AttemptView, DeliveryView, DeliveryWithAttempts, SentRequest
 from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held
 from dps_webhooks.domain.endpoint_views import EndpointView
+from dps_webhooks.domain.request_headers import request_headers
 from dps_webhooks.services import intake
 from dps_webhooks.services.endpoints import endpoint_view, load_endpoint
 
@@ -57,7 +58,17 @@ def delivery_view(delivery: WebhookDelivery) -> DeliveryView:
     )
 
 
-def _attempt_view(attempt: DeliveryAttempt) -> AttemptView:
+def _attempt_view(attempt: DeliveryAttempt, delivery: WebhookDelivery) -> AttemptView:
+    headers = None
+    if attempt.webhook_timestamp is not None and attempt.webhook_signature is not None:
+        # rebuilt by the sender's own function from what this attempt was signed with: as sent
+        headers = request_headers(
+            event_id=delivery.event_id,
+            delivery_id=delivery.id,
+            attempt=attempt.attempt,
+            timestamp=attempt.webhook_timestamp,
+            signature=attempt.webhook_signature,
+        )
     return AttemptView(
         attempt=attempt.attempt,
         attempted_at=attempt.attempted_at,
@@ -65,6 +76,7 @@ def _attempt_view(attempt: DeliveryAttempt) -> AttemptView:
         response_excerpt=attempt.response_excerpt,
         error_message=attempt.error_message,
         duration_ms=attempt.duration_ms,
+        request_headers=headers,
     )
 
 
@@ -110,7 +122,9 @@ class DeliveryService:
             attempts = session.scalars(
                 select(DeliveryAttempt).where(DeliveryAttempt.delivery_id == delivery.id).order_by(DeliveryAttempt.attempt)
             )
-            return DeliveryWithAttempts(delivery_view(delivery), tuple(_attempt_view(a) for a in attempts))
+            views = tuple(_attempt_view(a, delivery) for a in attempts)
+            body = session.scalar(select(WebhookEvent.body).where(WebhookEvent.id == delivery.event_id))
+            return DeliveryWithAttempts(delivery_view(delivery), views, SentRequest(url=endpoint.url, body=body))
 
     def send_test(self, principal: Principal, endpoint_id: UUID) -> DeliveryView:
         """A ``webhook.test`` event for this endpoint alone, due now even when it is ``PAUSED``."""

@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 from dps_console.domain.recovery import field_value, form_time, recovered_words, rfc3339
 from dps_console.domain.traffic import (
-    HEIGHT, LEFT, TOP, Hour, chart, duration_words, scale_top, time_to_success_words, window_of,
+    HEIGHT,
+    LEFT,
+    TOP,
+    Hour,
+    chart,
+    duration_words,
+    scale_top,
+    time_to_success_words,
+    window_of,
 )
 
 START = datetime(2027, 1, 1, 0, 0, tzinfo=UTC)

@@ -1,7 +1,10 @@
 """The webhook dispatcher's operations as the console calls them (``backends.webhooks`` in
-``resources/webhooks.py`` and ``resources/deliveries.py``, the event catalogue of
-``services/catalogue.py``): the endpoints, one endpoint, add, edit, pause, send a test, rotate the
-secret, delete; an endpoint's deliveries, one delivery, a retry; the event types. Written as a
+``resources/webhooks.py``, ``resources/recovery.py`` and ``resources/deliveries.py``, the event
+catalogue of ``services/catalogue.py``): the endpoints, one endpoint (with its requests-per-second
+limit), add (with a limit, and one out of range refused), edit, pause, send a test, rotate the secret,
+delete; the recovery of its failed deliveries (and its refusal for a disabled endpoint); its traffic
+over 24 hours and 7 days; an endpoint's deliveries, one delivery (with its request as sent, and each
+attempt's headers), a retry; the event types. Written as a
 consumer-driven contract (Pact) for the dispatcher: ``pacts/console-webhook-dispatcher.json``
 (committed; the dispatcher's suite verifies it against a real dispatcher server:
 services/webhook-dispatcher/tests/integration/test_pact_provider.py).
@@ -235,3 +238,134 @@ def test_the_endpoint_form_offers_the_event_catalogue(pact: Pact):
     with pact.serve() as server:
         types = EventCatalogue(webhooks(str(server.url))).types(CREDENTIAL)
     assert types == [{"type": "quote.approved", "description": "Approved."}]
+
+
+RATE_LIMITED_FORM = {**FORM, "rateLimitPerSecond": 5}
+
+
+def test_the_endpoint_page_shows_its_requests_per_second(pact: Pact):
+    body = {**endpoint_body(), "rateLimitPerSecond": match.int(5)}
+    called(pact, "a webhook endpoint with a rate limit", "a webhook endpoint limited to 5 requests a second", "GET",
+           endpoint_path(), 200).with_body(body, content_type="application/json")
+    with pact.serve() as server:
+        endpoint = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}", CREDENTIAL)
+    assert endpoint["rateLimitPerSecond"] == 5
+
+
+def test_adding_an_endpoint_with_a_rate_limit(pact: Pact):
+    key, matcher = once("c")
+    (
+        called(pact, "a new webhook endpoint with a rate limit", "an organization", "POST", BASE + "/webhook-configs", 201)
+        .with_header("Idempotency-Key", matcher, part="Request")
+        .with_body(RATE_LIMITED_FORM, content_type="application/json", part="Request")
+        .with_body({"id": match.uuid(ENDPOINT), "rateLimitPerSecond": match.int(5)}, content_type="application/json")
+    )
+    with pact.serve() as server:
+        created = webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=RATE_LIMITED_FORM, once=key)
+    assert created["rateLimitPerSecond"] == 5
+
+
+def test_a_rate_limit_out_of_range_is_shown_beside_its_field(pact: Pact):
+    form = {**FORM, "rateLimitPerSecond": 5000}
+    key, matcher = once("d")
+    (
+        called(pact, "a new webhook endpoint with a rate limit out of range", "an organization", "POST",
+               BASE + "/webhook-configs", 400)
+        .with_header("Idempotency-Key", matcher, part="Request")
+        .with_body(form, content_type="application/json", part="Request")
+        .with_body({
+            "errors": match.each_like({"field": match.regex("rateLimitPerSecond", regex=r"^rateLimitPerSecond$"),
+                                       "message": match.str("must be at most 1000")}),
+        }, content_type="application/problem+json")
+    )
+    with pact.serve() as server, pytest.raises(ServiceRefused) as refused:
+        webhooks(str(server.url)).call("POST", "/webhook-configs", CREDENTIAL, json=form, once=key)
+    assert list(refused.value.problem.fields) == ["rateLimitPerSecond"]
+
+
+SINCE = "2027-01-01T09:00:00Z"
+UNTIL = "2027-01-01T11:00:00Z"
+RFC3339_SECOND = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"  # what the console's form sends
+
+
+def window(until: bool = True) -> dict[str, Any]:
+    """The recovery's window as the console sends it, made by the provider state within its 30-day history."""
+    sent = {"since": from_state(SINCE, RFC3339_SECOND, "${since}")}
+    return {**sent, "until": from_state(UNTIL, RFC3339_SECOND, "${until}")} if until else sent
+
+
+def test_recovering_an_endpoints_failed_deliveries(pact: Pact):
+    key, matcher = once("e")
+    (
+        called(pact, "a recovery of a webhook endpoint's failed deliveries", "a webhook endpoint with an exhausted delivery",
+               "POST", endpoint_path("/recover"), 202)
+        .with_header("Idempotency-Key", matcher, part="Request")
+        .with_body(window(), content_type="application/json", part="Request")
+        .with_body({"recovered": match.int(1), "hasMore": match.bool(False), "until": AT}, content_type="application/json")
+    )
+    with pact.serve() as server:
+        answer = webhooks(str(server.url)).call("POST", f"/webhook-configs/{ENDPOINT}/recover", CREDENTIAL,
+                                                json={"since": SINCE, "until": UNTIL}, once=key)
+    assert (answer["recovered"], answer["hasMore"]) == (1, False)
+
+
+def test_a_disabled_endpoint_is_not_recovered(pact: Pact):
+    key, matcher = once("f")
+    (
+        called(pact, "a recovery of a disabled webhook endpoint's failed deliveries", "a disabled webhook endpoint",
+               "POST", endpoint_path("/recover"), 409)
+        .with_header("Idempotency-Key", matcher, part="Request")
+        .with_body(window(until=False), content_type="application/json", part="Request")
+        .with_body({"title": match.str("The endpoint is disabled")}, content_type="application/problem+json")
+    )
+    with pact.serve() as server, pytest.raises(ServiceRefused) as refused:
+        webhooks(str(server.url)).call("POST", f"/webhook-configs/{ENDPOINT}/recover", CREDENTIAL,
+                                       json={"since": SINCE}, once=key)
+    assert refused.value.problem.status == 409
+
+
+def traffic_body(hours: int) -> dict[str, Any]:
+    """What the endpoint page reads of its traffic."""
+    return {
+        "from": AT, "until": AT,
+        "hours": match.each_like({"start": AT, "succeeded": match.int(1), "failed": match.int(0)}, min=hours),
+        "succeeded": match.int(1), "failed": match.int(0),
+        "timeToSuccessMs": {"p50": match.int(120), "p95": match.int(120)},
+    }
+
+
+@pytest.mark.parametrize(("window_name", "hours"), [("24h", 24), ("7d", 168)])
+def test_the_endpoint_page_shows_its_traffic(pact: Pact, window_name: str, hours: int):
+    (
+        called(pact, f"a webhook endpoint's traffic over {window_name}", "a webhook endpoint with traffic", "GET",
+               endpoint_path("/stats"), 200)
+        .with_query_parameter("window", window_name)
+        .with_body(traffic_body(hours), content_type="application/json")
+    )
+    with pact.serve() as server:
+        stats = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/stats", CREDENTIAL,
+                                               params={"window": window_name})
+    assert stats["hours"][0]["succeeded"] == 1 and stats["timeToSuccessMs"]["p50"] == 120  # at least `hours` hours
+
+
+SIGNED_HEADERS = {
+    "Content-Type": match.str("application/json"),
+    "webhook-id": match.uuid(DELIVERY),
+    "webhook-timestamp": match.regex("1798797600", regex=r"^\d+$"),
+    "webhook-signature": match.regex("v1,c2lnbmF0dXJl", regex=r"^v1,\S+$"),
+    "X-Service-Delivery-Id": match.uuid(DELIVERY),
+    "X-Service-Attempt": match.regex("1", regex=r"^\d+$"),
+}
+
+
+def test_a_delivery_shows_its_request_as_sent(pact: Pact):
+    attempt = {"attempt": match.int(1), "attemptedAt": AT, "responseStatus": match.int(200),
+               "responseExcerpt": match.str("ok"), "durationMs": match.int(84), "requestHeaders": SIGNED_HEADERS}
+    body = {**delivery_body(), "request": {"method": "POST", "url": match.str(URL), "body": match.str('{"id":"evt"}')},
+            "attempts": match.each_like(attempt)}
+    called(pact, "a webhook delivery with its request as sent", "a webhook delivery that was attempted", "GET",
+           delivery_path(), 200).with_body(body, content_type="application/json")
+    with pact.serve() as server:
+        delivery = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/deliveries/{DELIVERY}", CREDENTIAL)
+    assert delivery["request"]["body"] == '{"id":"evt"}'
+    assert delivery["attempts"][0]["requestHeaders"]["webhook-signature"].startswith("v1,")

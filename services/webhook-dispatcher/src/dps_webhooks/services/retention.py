@@ -10,7 +10,11 @@ worker process:
   are dropped whole, attempts then deliveries: no row-by-row DELETE, nothing left to vacuum. A
   delivery is kept at least ``retention_days`` and at most a day longer;
 - the DEFAULT partitions' rows past retention (normally none) are deleted by ``created_at`` in
-  batches, as are the events as old that no delivery refers to.
+  batches;
+- an event goes only when both hold: it was received ``retention_days`` ago or more, and no delivery
+  uses it any more. The events are the organization's event log (``GET /events``), kept as long as
+  the history whether or not any endpoint was sent them; one a delivery still uses (a delivery of a
+  day not yet dropped, a retry or a recovery of it) stays with that delivery, which reads its body.
 
 Only one replica does the partitions' DDL at a time (a transaction advisory lock; the others skip it
 that round), and the DDL waits at most ``LOCK_TIMEOUT`` for the parents' locks, so it never keeps
@@ -51,7 +55,7 @@ class Maintenance:
     created: list[date] = field(default_factory=list)  # days whose partitions were created
     dropped: list[date] = field(default_factory=list)  # days whose partitions were dropped
     deliveries: int = 0  # deleted from the DEFAULT partition
-    events: int = 0
+    events: int = 0  # past retention and used by no delivery
     postponed: bool = False  # the DDL could not have its locks in time (or another replica has it)
 
 
@@ -85,6 +89,8 @@ def maintain(tx: Transactions, retention_days: float, *, batch_size: int = BATCH
         .limit(batch_size)
         .with_for_update(skip_locked=True)
     )
+    # the event log's rule: past retention AND used by no delivery (ix_webhook_events_received_at, and
+    # each day's ix_webhook_deliveries_event_id for the check)
     unreferenced_events = (
         select(WebhookEvent.id)
         .where(WebhookEvent.received_at < cutoff, ~exists().where(WebhookDelivery.event_id == WebhookEvent.id))

@@ -1,7 +1,8 @@
 """The retention loop of the worker process: a round of the history's maintenance
-(``services/retention.maintain``: partitions ahead, expired days dropped) now and then. When the
-database is away, the loop logs it once (``dps_common.db_retry.OutageLog``) and tries again after a
-backoff (0.5 s doubling to 15 s, never longer than its interval) instead of a whole interval later."""
+(``services/retention.maintain``: partitions ahead, expired days dropped, the events past retention
+that no delivery uses deleted) now and then. When the database is away, the loop logs it once
+(``dps_common.db_retry.OutageLog``) and tries again after a backoff (0.5 s doubling to 15 s, never
+longer than its interval) instead of a whole interval later."""
 
 from __future__ import annotations
 

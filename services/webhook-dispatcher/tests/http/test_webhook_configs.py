@@ -16,7 +16,7 @@ from dps_webhooks.schemas.webhook_configs import WebhookConfig, WebhookConfigLis
 BASE = "/external/v1/webhook-configs"
 RECORD_KEYS = {
     "id", "url", "description", "eventTypes", "status", "consecutiveFailures", "disabledReason",
-    "createdAt", "updatedAt", "secretRotatedAt", "revokedAt",
+    "createdAt", "updatedAt", "secretRotatedAt", "revokedAt", "rateLimitPerSecond",
 }  # fmt: skip
 URL = "https://127.0.0.1:8443/hooks"
 

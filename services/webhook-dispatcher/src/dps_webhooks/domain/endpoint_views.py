@@ -21,6 +21,7 @@ class EndpointView:
     updated_at: datetime
     secret_rotated_at: datetime | None
     revoked_at: datetime | None
+    rate_limit_per_second: int | None = None  # None: no limit
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dps_common.http.paging import serve_page
 from dps_common.http.params import path_id
 from dps_common.paging import CursorCodec
 
-from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
+from dps_webhooks.domain.endpoint_commands import KEEP, CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import EndpointStatus
 from dps_webhooks.resources.context import AppContext
 from dps_webhooks.schemas.deliveries import Delivery, render_delivery
@@ -40,7 +40,7 @@ _ROTATE = "POST /webhook-configs/{id}/rotate-secret"  # a replayed answer's secr
 
 
 def new_endpoint(body: WebhookConfigCreate) -> CreateEndpoint:
-    return CreateEndpoint(body.url, body.description, tuple(body.eventTypes))
+    return CreateEndpoint(body.url, body.description, tuple(body.eventTypes), body.rateLimitPerSecond)
 
 
 def endpoint_changes(body: WebhookConfigUpdate) -> UpdateEndpoint:
@@ -49,6 +49,7 @@ def endpoint_changes(body: WebhookConfigUpdate) -> UpdateEndpoint:
         description=None if body.description is MISSING else body.description,
         event_types=None if body.eventTypes is MISSING else tuple(body.eventTypes),
         status=None if body.status is MISSING else EndpointStatus(body.status),
+        rate_limit_per_second=KEEP if body.rateLimitPerSecond is MISSING else body.rateLimitPerSecond,
     )
 
 

@@ -34,6 +34,18 @@ WebhookUrl = Annotated[
     ),
 ]
 Description = Annotated[str, StringConstraints(max_length=500, pattern=r"^[^\x00]*$")]
+MAX_RATE_LIMIT_PER_SECOND = 1000
+RateLimitPerSecond = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_RATE_LIMIT_PER_SECOND,
+        description="The most requests a second this endpoint is sent, by every worker together (1 to 1000); "
+        "null: no limit. Deliveries beyond it wait for their turn: they do not fail and it costs them no "
+        "attempt. Deliveries sent one by one as fast as the receiver answers may be fewer a second than this.",
+        examples=[5],
+    ),
+]
 
 
 def _deliverable(name: str) -> str:
@@ -67,14 +79,16 @@ EventTypes = Annotated[
 
 class WebhookConfigCreate(RequestModel):
     model_config = example({"url": "https://hooks.example.com/deal-pricing", "description": "CRM sync",
-                            "eventTypes": ["quote.approved", "billing.quote_pushed"]})
+                            "eventTypes": ["quote.approved", "billing.quote_pushed"], "rateLimitPerSecond": 5})
     url: WebhookUrl
     description: Description = ""
     eventTypes: EventTypes = Field(default_factory=list)
+    rateLimitPerSecond: RateLimitPerSecond = None
 
 
 class WebhookConfigUpdate(RequestModel):
-    """Only the fields sent change; a field sent as null is a 400. Setting status ACTIVE always
+    """Only the fields sent change; a field sent as null is a 400, but rateLimitPerSecond, which null
+    clears (no limit). Setting status ACTIVE always
     clears consecutiveFailures and disabledReason (and re-enables a DISABLED endpoint); PAUSED holds
     deliveries until ACTIVE again; DISABLED cannot be set (revoke with DELETE). A revoked endpoint
     cannot be changed (409)."""
@@ -85,13 +99,14 @@ class WebhookConfigUpdate(RequestModel):
     description: Description | MISSING = MISSING
     eventTypes: EventTypes | MISSING = MISSING
     status: EndpointStatus | MISSING = MISSING
+    rateLimitPerSecond: RateLimitPerSecond | MISSING = MISSING
 
 
 _ENDPOINT = {
     "id": "0192a3b4-c5d6-7e8f-9a0b-9c1d2e3f4a5b", "url": "https://hooks.initech.example/deal-pricing",
     "description": "Quote approvals to the ERP", "eventTypes": ["quote.approved", "quote.rejected"],
     "status": "ACTIVE", "consecutiveFailures": 0, "disabledReason": None, "createdAt": "2026-10-01T12:00:00Z",
-    "updatedAt": "2026-10-01T12:00:00Z", "secretRotatedAt": None, "revokedAt": None,
+    "updatedAt": "2026-10-01T12:00:00Z", "secretRotatedAt": None, "revokedAt": None, "rateLimitPerSecond": 5,
 }
 
 
@@ -110,6 +125,9 @@ class WebhookConfig(ResponseModel):
     updatedAt: datetime
     secretRotatedAt: datetime | None
     revokedAt: datetime | None = Field(description="Set by DELETE; a revoked endpoint stays DISABLED for good.")
+    rateLimitPerSecond: int | None = Field(
+        description="The most requests a second this endpoint is sent (1 to 1000); null: no limit.", examples=[5]
+    )
 
 
 class WebhookConfigWithSecret(WebhookConfig):
@@ -139,6 +157,7 @@ def render_endpoint(endpoint: EndpointView) -> dict[str, Any]:
         "updatedAt": endpoint.updated_at,
         "secretRotatedAt": endpoint.secret_rotated_at,
         "revokedAt": endpoint.revoked_at,
+        "rateLimitPerSecond": endpoint.rate_limit_per_second,
     }
 
 

@@ -27,7 +27,7 @@ from dps_webhooks.adapters.signing_secrets import SecretSealer, new_signing_secr
 from dps_webhooks.adapters.url_guard import UrlRefused, vet_url
 from dps_webhooks.db.deliveries import hold_pending, release_held
 from dps_webhooks.db.models import WebhookEndpoint
-from dps_webhooks.domain.endpoint_commands import CreateEndpoint, UpdateEndpoint
+from dps_webhooks.domain.endpoint_commands import KEEP, CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import (
     REVOKED_REASON,
     EndpointStatus,
@@ -55,6 +55,7 @@ def endpoint_view(endpoint: WebhookEndpoint) -> EndpointView:
         updated_at=endpoint.updated_at,
         secret_rotated_at=endpoint.secret_rotated_at,
         revoked_at=endpoint.revoked_at,
+        rate_limit_per_second=endpoint.rate_limit_per_second,
     )
 
 
@@ -105,6 +106,7 @@ class EndpointService:
                 url=command.url,
                 description=command.description,
                 event_types=list(command.event_types),
+                rate_limit_per_second=command.rate_limit_per_second,
                 status=EndpointStatus.ACTIVE.value,
                 consecutive_failures=0,
                 secret_sealed=self._sealer.seal(endpoint_id, secret),
@@ -133,6 +135,8 @@ class EndpointService:
                 endpoint.description = command.description
             if command.event_types is not None:
                 endpoint.event_types = list(command.event_types)
+            if command.rate_limit_per_second is not KEEP:  # the workers' next claims send at the new rate
+                endpoint.rate_limit_per_second = command.rate_limit_per_second
             endpoint.status = change.status.value
             if change.reset_failures:
                 endpoint.consecutive_failures = 0

@@ -23,6 +23,8 @@ OPERATIONS = {
     ("delete", "/webhook-configs/{webhook_config_id}"),
     ("post", "/webhook-configs/{webhook_config_id}/rotate-secret"),
     ("post", "/webhook-configs/{webhook_config_id}/test"),
+    ("post", "/webhook-configs/{webhook_config_id}/recover"),
+    ("get", "/webhook-configs/{webhook_config_id}/stats"),
     ("get", "/webhook-configs/{webhook_config_id}/deliveries"),
     ("get", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}"),
     ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),
@@ -41,7 +43,7 @@ def document(client):
 
 
 def test_every_request_body_has_an_example_the_server_accepts(app, client):
-    assert assert_every_request_body_has_a_valid_example(app, document(client)) == 2
+    assert assert_every_request_body_has_a_valid_example(app, document(client)) == 3
 
 
 def test_document_lists_every_operation_with_its_scope_and_its_errors(client):
@@ -74,6 +76,10 @@ def test_document_lists_every_operation_with_its_scope_and_its_errors(client):
     assert set(operations[("post", "/webhook-configs")]["responses"]) >= {"201"}
     assert "204" in operations[("delete", "/webhook-configs/{webhook_config_id}")]["responses"]
     assert "202" in operations[("post", "/webhook-configs/{webhook_config_id}/test")]["responses"]
+    recover = operations[("post", "/webhook-configs/{webhook_config_id}/recover")]
+    assert {"202", "409"} <= set(recover["responses"])
+    window = {p["name"]: p for p in whole["/webhook-configs/{webhook_config_id}/stats"]["get"]["parameters"]}["window"]
+    assert window["schema"] == {"type": "string", "enum": ["24h", "7d"], "default": "24h"}
 
 
 def test_documented_records_carry_every_spec_field(client):
@@ -89,7 +95,14 @@ def test_documented_records_carry_every_spec_field(client):
         "lastAttemptedAt", "nextAttemptAt",
     } <= set(delivery)  # fmt: skip
     assert delivery["status"]["enum"] == ["PENDING", "SUCCESS", "FAILED", "EXHAUSTED"]
-    assert "attempts" in schemas["DeliveryDetail"]["properties"]
+    assert {"attempts", "request"} <= set(schemas["DeliveryDetail"]["properties"])
+    assert "requestHeaders" in schemas["DeliveryAttempt"]["properties"]
+    assert set(schemas["WebhookRecovery"]["properties"]) == {"recovered", "hasMore", "since", "until"}
+    assert set(schemas["WebhookConfigStats"]["properties"]) == {
+        "webhookConfigId", "window", "from", "until", "hours", "succeeded", "failed", "timeToSuccessMs",
+    }  # fmt: skip
+    for name in ("WebhookRecoverRequest", "WebhookRecovery", "WebhookConfigStats", "DeliveryDetail"):
+        assert schemas[name]["examples"], name
 
 
 def test_every_responder_is_documented(app):

@@ -1,21 +1,26 @@
-"""``/webhook-configs``: list, create, read, update, revoke (DELETE), rotate the secret, test delivery.
-Admin keys only (``webhooks:manage``)."""
+"""``/webhook-configs``: list, create, read, update, revoke (DELETE), rotate the secret, test delivery,
+recover an outage's exhausted deliveries, and the traffic stats. Admin keys only (``webhooks:manage``)."""
 
 import falcon
 from pydantic import MISSING
 
 from dps_common.auth.scopes import Scope
+from dps_common.clock import utc_now
 from dps_common.http.app import Api
 from dps_common.http.bodies import parse_body
-from dps_common.http.operations import Operation, Paging
+from dps_common.http.operations import Operation, Paging, QueryParam
 from dps_common.http.paging import serve_page
-from dps_common.http.params import path_id
+from dps_common.http.params import invalid_param, path_id
 from dps_common.paging import CursorCodec
 
 from dps_webhooks.domain.endpoint_commands import KEEP, CreateEndpoint, UpdateEndpoint
 from dps_webhooks.domain.endpoint_status import EndpointStatus
+from dps_webhooks.domain.recovery import MAX_PER_CALL
+from dps_webhooks.domain.traffic_stats import DEFAULT_WINDOW, WINDOWS
 from dps_webhooks.resources.context import AppContext
 from dps_webhooks.schemas.deliveries import Delivery, render_delivery
+from dps_webhooks.schemas.endpoint_stats import WebhookConfigStats, render_endpoint_stats
+from dps_webhooks.schemas.recovery import WebhookRecoverRequest, WebhookRecovery, render_recovery
 from dps_webhooks.schemas.webhook_configs import (
     WebhookConfig,
     WebhookConfigCreate,
@@ -26,7 +31,9 @@ from dps_webhooks.schemas.webhook_configs import (
     render_endpoint_with_secret,
 )
 from dps_webhooks.services.deliveries import DeliveryService
+from dps_webhooks.services.endpoint_stats import EndpointStatsService
 from dps_webhooks.services.endpoints import WHAT, EndpointService
+from dps_webhooks.services.recovery import RecoveryService
 
 TAG = "Webhooks"
 SCOPE = Scope.WEBHOOKS_MANAGE
@@ -195,9 +202,85 @@ class TestDeliveryResource:
         resp.status = falcon.HTTP_202
 
 
+class RecoverResource:
+    operations = {
+        "POST": Operation(
+            summary="Recover an outage: redeliver each EXHAUSTED delivery created since a time, oldest first, "
+            "spread out.",
+            scope=SCOPE,
+            response=WebhookRecovery,
+            body=WebhookRecoverRequest,
+            status=202,
+            errors=(409,),
+            tag=TAG,
+            description=(
+                "Each EXHAUSTED delivery of the webhook config created in [since, until) gets one new delivery "
+                "of its event, as a manual retry makes it (same eventId, new id, retryOf the exhausted one): "
+                "oldest first, due one after another at the config's rateLimitPerSecond, or 20 a second when it "
+                "has none, so the receiver is not flooded. Skipped: deliveries already redelivered (by a "
+                "recovery or a manual retry), test deliveries, and payloads over 1 MB (undeliverable). FAILED "
+                f"deliveries keep their scheduled retries and are left alone. At most {MAX_PER_CALL} a call: "
+                "with hasMore, call again with the same since and until to continue. Both times lie within "
+                "the 30-day delivery history, until not in the future and after since (400 naming the field). "
+                "Held until resume while the config is PAUSED; 409 `webhook_config_disabled` while DISABLED "
+                "(set status ACTIVE first). " + _REVOKED
+            ),
+            operation_id="recoverWebhookConfig",
+        ),
+    }
+
+    def __init__(self, service: RecoveryService):
+        self._service = service
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        target = path_id(webhook_config_id, WHAT)
+        body = parse_body(req, WebhookRecoverRequest)
+        recovery = self._service.recover(req.context.principal, target, body.since, body.until)
+        resp.media = render_recovery(recovery)
+        resp.status = falcon.HTTP_202
+
+
+class StatsResource:
+    operations = {
+        "GET": Operation(
+            summary="The webhook config's traffic: attempts per hour, succeeded and failed, and the p50/p95 "
+            "time to success.",
+            scope=SCOPE,
+            response=WebhookConfigStats,
+            query=(
+                QueryParam(
+                    "window",
+                    {"type": "string", "enum": list(WINDOWS), "default": DEFAULT_WINDOW},
+                    "The last 24 hours or 7 days, the current hour included.",
+                ),
+            ),
+            tag=TAG,
+            description=(
+                "Attempts are counted in the UTC hour they were made: a 2xx answer received in time succeeded, "
+                "anything else failed. timeToSuccessMs is over the deliveries that succeeded in the window, "
+                "from their creation to the successful attempt's answer."
+            ),
+            operation_id="getWebhookConfigStats",
+        ),
+    }
+
+    def __init__(self, service: EndpointStatsService):
+        self._service = service
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_config_id: str) -> None:
+        target = path_id(webhook_config_id, WHAT)
+        window = req.get_param("window") or DEFAULT_WINDOW
+        if window not in WINDOWS:
+            raise invalid_param("window", f"must be one of: {', '.join(WINDOWS)}")
+        resp.media = render_endpoint_stats(self._service.stats(req.context.principal, target, window))
+
+
 def register(api: Api, ctx: AppContext) -> None:
     endpoints = ctx.endpoints
     api.add("/webhook-configs", WebhookConfigsResource(endpoints, ctx.cursors))
     api.add("/webhook-configs/{webhook_config_id}", WebhookConfigResource(endpoints))
     api.add("/webhook-configs/{webhook_config_id}/rotate-secret", RotateSecretResource(endpoints))
     api.add("/webhook-configs/{webhook_config_id}/test", TestDeliveryResource(ctx.deliveries))
+    # recovery and stats need nothing but the app's transactions and settings: made here, not in AppContext
+    api.add("/webhook-configs/{webhook_config_id}/recover", RecoverResource(RecoveryService(ctx.tx, ctx.settings, utc_now)))
+    api.add("/webhook-configs/{webhook_config_id}/stats", StatsResource(EndpointStatsService(ctx.tx, ctx.settings, utc_now)))

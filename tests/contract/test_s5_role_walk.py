@@ -13,6 +13,8 @@ Decisions where the spec's words needed reading (docs/design.md, "The role table
 - creating an opportunity is admin's (users update them);
 - pushing a quote to the billing platform is admin's (the user role does not list it); reading a
   quote's pushes (or the organization's recent pushes) is a read of pricing quotes (every role);
+- the event log (GET /events, events:read) is a read for every role: it shows what the
+  organization's webhooks were sent, no endpoint or secret (issue 27);
 - approving or rejecting (approvals:decide) stays with the user role: who may decide is a
   permission an admin grants by name (membership of the approval group a step waits on), which
   spec rule 4 applies to the key's user; a view-only key makes no change at all.
@@ -96,6 +98,9 @@ ROLE_TABLE: dict[tuple[str, str], object] = {
         ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),
         ("get", "/webhook-event-types"),
     ]},
+    # the event log (issue 27): what the organization's webhooks were sent, a read for every role
+    ("get", "/events"): VIEW,
+    ("get", "/events/{event_id}"): VIEW,
     # billing: the connection (admin only, spec section 4) and pushes (admin: not in the user role)
     ("get", "/billing-connection"): ADMIN,
     ("delete", "/billing-connection"): ADMIN,

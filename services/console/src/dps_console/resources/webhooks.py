@@ -22,6 +22,7 @@ from dps_console.resources.listing import endpoint_status, filter_by_status
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, first, form_page_token, path_id, signed_in
 
 FORM_FIELDS = ("url", "description", "eventTypes", "rateLimitPerSecond")
+FIELDS_MARKED = "The endpoint is not saved: check the fields marked below."
 RATE_LIMIT_WORDS = "Enter a whole number of requests per second from 1 to 1000, or leave it empty for no limit."
 ENDPOINT_STATUSES = (("active", "active"), ("paused", "paused"), ("disabled", "disabled"), ("revoked", "revoked"))
 
@@ -101,6 +102,11 @@ def _rate_limit(value: str) -> int | str | None:
     return int(text) if text.isascii() and text.isdigit() else text
 
 
+def _message(problem: Problem) -> str:
+    """The form's message: the service's, but for the rate limit, whose detail names its type rules."""
+    return FIELDS_MARKED if "rateLimitPerSecond" in problem.fields else problem.message
+
+
 def _placed(problem: Problem) -> dict[str, list[str]]:
     """The service's field messages, the rate limit's in the console's words (the service's speak of types)."""
     fields = dict(problem.fields)
@@ -131,8 +137,7 @@ class EndpointForm:
         body = _body(req.context.form)
         webhooks = self._ctx.backends.webhooks
         if isinstance(body["rateLimitPerSecond"], str):  # not a whole number: nothing to send
-            refused = Problem(400, fields={"rateLimitPerSecond": [RATE_LIMIT_WORDS]},
-                              title="The endpoint is not saved: check the fields marked.")
+            refused = Problem(400, fields={"rateLimitPerSecond": [RATE_LIMIT_WORDS]})
             self._form(req, resp, endpoint_id, body, refused, status=400)
             return
 
@@ -158,7 +163,7 @@ class EndpointForm:
         self._renderer.render(
             req, resp, "webhook_form.html", status=status, section="webhooks", endpoint_id=endpoint_id,
             values=values, event_types=self._ctx.catalogue.types(session.credential),
-            errors=_placed(problem) if problem else {}, problem=problem.message if problem else None,
+            errors=_placed(problem) if problem else {}, problem=_message(problem) if problem else None,
             unplaced=problem.unplaced(FORM_FIELDS) if problem else [], form_token=token or new_token(),
         )
 

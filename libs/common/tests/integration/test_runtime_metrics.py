@@ -33,7 +33,7 @@ import falcon
 from dps_common import logs, runtime_metrics
 from dps_common.db import Transactions, make_engine
 from dps_common.http.health import Metrics
-from dps_common.http.middleware import RequestContext
+from dps_common.http.middleware import Observability, RequestContext
 from dps_common.outbox.lag import outbox_lag
 import os
 
@@ -43,9 +43,15 @@ def create():
     tx = Transactions.for_engine(make_engine(os.environ["DATABASE_URL"], pool_size=2, application_name="metrics-test"))
     runtime_metrics.install("metrics-test", "dps-common")
     runtime_metrics.add_scrape_collector("outbox", outbox_lag("metrics-test", tx))
-    app = falcon.App(middleware=[RequestContext()])
+    app = falcon.App(middleware=[RequestContext(), Observability("metrics-test")])
     app.add_route("/metrics", Metrics())
+    app.add_route("/ping", Ping())
     return app
+
+
+class Ping:
+    def on_get(self, req, resp):
+        resp.media = {"ok": True}
 '''
 
 
@@ -119,6 +125,23 @@ def test_process_gc_pool_build_and_in_flight_metrics_of_a_multiprocess_server(se
     assert in_use and all(ls["pool"] == "metrics-test" and "pid" in ls for ls, _ in in_use)
     assert value(found, "dps_db_pool_connections", state="waiting") == 0
     assert value(found, "dps_http_requests_in_flight") == 1  # this scrape
+
+
+def test_every_request_is_counted_once_across_the_workers(server: str) -> None:
+    """The workers write prometheus-client's multiprocess files through their own value class
+    (``dps_common.edge.metrics.worker_value_class``): every request reaches the server's sums."""
+    def ping_samples() -> dict[str, float]:
+        return {n + (ls.get("le") or ""): v for n, ls, v in samples(server)
+                if ls.get("route") == "/ping" and n.startswith("dps_http_request")}
+
+    before = ping_samples()
+    for _ in range(30):  # a connection each: both workers answer some
+        assert requests.get(server + "/ping", timeout=10).status_code == 200
+    after = ping_samples()
+    assert after["dps_http_requests_total"] - before.get("dps_http_requests_total", 0) == 30
+    assert after["dps_http_request_duration_seconds_count"] - before.get("dps_http_request_duration_seconds_count", 0) == 30
+    assert after["dps_http_request_duration_seconds_bucket+Inf"] - before.get("dps_http_request_duration_seconds_bucket+Inf", 0) == 30
+    assert after["dps_http_request_duration_seconds_sum"] > before.get("dps_http_request_duration_seconds_sum", 0)
 
 
 def test_the_metered_pool_logs_like_sqlalchemys_own_pools(caplog):

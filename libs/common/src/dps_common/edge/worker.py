@@ -204,16 +204,18 @@ class EdgeWorker(GeventWorker):  # type: ignore[misc]  # gunicorn has no type hi
 
 
 def _metrics_know_their_process() -> None:
-    """prometheus-client's multiprocess values with this worker's pid given once: by default every
-    increment asks ``os.getpid()`` (a system call, to notice a fork), five times a request. A worker
-    does not fork again. Runs in the worker, before the app (and its metrics) are loaded; the master
-    never imports prometheus_client (``dps_common.edge.metrics``)."""
+    """prometheus-client's multiprocess values for this worker (``metrics.worker_value_class``): its
+    pid given once (by default every increment asks ``os.getpid()``, a system call, to notice a fork,
+    five times a request; a worker does not fork again), no lock (one thread), the record's place in
+    the file kept. Runs in the worker, before the app (and its metrics) are loaded; the master never
+    imports prometheus_client (``dps_common.edge.metrics``)."""
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return
     from prometheus_client import values
 
-    pid = os.getpid()
-    values.ValueClass = values.MultiProcessValue(process_identifier=lambda: pid)  # type: ignore[no-untyped-call]
+    from dps_common.edge import metrics
+
+    values.ValueClass = metrics.worker_value_class(os.getpid())
 
 
 def settle_heap() -> None:

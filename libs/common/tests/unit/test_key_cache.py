@@ -133,3 +133,46 @@ def test_the_authenticator_checks_the_secret_with_the_stored_keyed_hash_and_the_
         for refused in ("dps_keyid_secreT", "dps_other_secret", "dps_ended_secret", "dps_nokey_secret"):
             with pytest.raises(Unauthorized):
                 auth.authenticate(refused)
+
+
+def test_a_key_checked_before_is_refused_once_revoked_rotated_or_expired():
+    """The authenticator remembers keys it checked (no parse, no HMAC on the next request) only
+    against the record the cache holds: a revocation (``forget``), a rotation seen after the TTL, and
+    an expiry reached meanwhile all refuse the key at once, as without the memory."""
+    from datetime import UTC, datetime, timedelta
+    from uuid import uuid4
+
+    from dps_common.auth.authenticator import Authenticator
+    from dps_common.auth.cache import KeyRecord
+    from dps_common.auth.principal import Principal
+    from dps_common.auth.scopes import Role
+    from dps_common.errors import Unauthorized
+
+    pepper, clock, now = b"p" * 32, Clock(), [datetime(2026, 11, 25, tzinfo=UTC)]
+    principal = Principal(uuid4(), "Org", uuid4(), Role.ADMIN, "keyid")
+    records = {"keyid": KeyRecord(hash_secret(pepper, "secret"), principal, expires_at=now[0] + timedelta(hours=1))}
+    auth = Authenticator(type("Store", (), {"find": staticmethod(records.get)})(), pepper, TtlCache(60, clock=clock),
+                         lambda: now[0])
+    key = format_key("keyid", "secret")
+    assert auth.authenticate(key) is principal and auth.authenticate(key) is principal
+    del records["keyid"]  # revoked here: the key event empties the cache
+    auth.forget("keyid")
+    with pytest.raises(Unauthorized):
+        auth.authenticate(key)
+    records["keyid"] = KeyRecord(hash_secret(pepper, "secret"), principal, expires_at=now[0] + timedelta(hours=1))
+    clock.now = 60.0  # the refusal was cached for the TTL, as before
+    assert auth.authenticate(key) is principal
+    records["keyid"] = KeyRecord(hash_secret(pepper, "rotated"), principal)  # elsewhere: seen after the TTL
+    assert auth.authenticate(key) is principal  # the cached record, as before
+    clock.now = 120.0
+    with pytest.raises(Unauthorized):
+        auth.authenticate(key)
+    assert auth.authenticate(format_key("keyid", "rotated")) is principal
+    records["keyid"] = KeyRecord(hash_secret(pepper, "secret"), principal, expires_at=now[0] + timedelta(hours=1))
+    clock.now = 180.0
+    assert auth.authenticate(key) is principal
+    now[0] += timedelta(hours=1)  # the credential's end
+    with pytest.raises(Unauthorized):
+        auth.authenticate(key)
+    with pytest.raises(Unauthorized):
+        auth.authenticate(format_key("keyid", "secreT"))

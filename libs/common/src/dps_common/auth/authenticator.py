@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Protocol
 
 from dps_common.auth.cache import KeyRecord, TtlCache
-from dps_common.auth.keys import parse_key
+from dps_common.auth.keys import ParsedKey, parse_key
 from dps_common.auth.principal import Principal
 from dps_common.clock import utc_now
 from dps_common.errors import Unauthorized
 
 MISSING_KEY = "API key is required. Pass it via the x-api-key header."
 INVALID_KEY = "Invalid API key."
+MAX_VERIFIED = 10_000  # keys remembered as checked, per process (then forgotten all at once)
 
 
 class KeyStore(Protocol):
@@ -54,9 +55,31 @@ class Authenticator:
         self._keyed_hash = hmac.new(pepper, digestmod=hashlib.sha256)
         self._cache = cache
         self._now = now  # an expired key (a console credential past its end) is refused even from the cache
+        # keys as presented that passed the check, with the cached record they were checked against
+        self._verified: dict[str, tuple[ParsedKey, KeyRecord]] = {}
 
     def authenticate(self, raw_key: str | None) -> Principal:
-        return self._check(raw_key, cached=True).principal
+        # A key checked before against the record the cache still holds (the very object): no parse
+        # and no HMAC, a client sends the same key on every request. The cache decides as before (its
+        # TTL, invalidations) and the expiry is checked each time; a record loaded anew is checked anew.
+        seen = self._verified.get(raw_key) if raw_key is not None else None
+        if seen is not None and (record := self._cache.get(seen[0].key_id, self._store.find)) is seen[1]:
+            if record.expires_at is not None and record.expired(self._now()):
+                raise Unauthorized(INVALID_KEY, code="invalid_api_key")  # a console credential past its end
+            return record.principal
+        if seen is not None:  # the record was loaded anew (its TTL ended) or is gone: checked against it
+            del self._verified[raw_key]  # type: ignore[arg-type]  # not None: seen
+            parsed = seen[0]
+            record = self._verify(parsed, record)
+        else:
+            parsed = self._parse(raw_key)
+            record = self._verify(parsed, self._cache.get(parsed.key_id, self._store.find))
+        if record.expires_at is not None and record.expired(self._now()):
+            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        if len(self._verified) >= MAX_VERIFIED:
+            self._verified.clear()
+        self._verified[raw_key] = (parsed, record)  # type: ignore[index]  # not None: it parsed
+        return record.principal
 
     def authenticate_fresh(self, raw_key: str | None) -> Principal:
         """From the store, never the cache: for key introspection, whose callers cache the answer
@@ -70,16 +93,25 @@ class Authenticator:
         return self._check(raw_key, cached=False)
 
     def _check(self, raw_key: str | None, *, cached: bool) -> KeyRecord:
+        parsed = self._parse(raw_key)
+        record = self._verify(parsed, self._cache.get(parsed.key_id, self._store.find) if cached
+                              else self._store.find(parsed.key_id))
+        # a console credential past its end: refused like an unknown key (an integration key has no end)
+        if record.expires_at is not None and record.expired(self._now()):
+            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        return record
+
+    @staticmethod
+    def _parse(raw_key: str | None) -> ParsedKey:
         if raw_key is None:
             raise Unauthorized(MISSING_KEY, code="missing_api_key")
         parsed = parse_key(raw_key.strip())
         if parsed is None:
             raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        record = self._cache.get(parsed.key_id, self._store.find) if cached else self._store.find(parsed.key_id)
+        return parsed
+
+    def _verify(self, parsed: ParsedKey, record: KeyRecord | None) -> KeyRecord:
         if record is None or not self._secret_matches(parsed.secret, record.secret_hash):
-            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
-        # a console credential past its end: refused like an unknown key (an integration key has no end)
-        if record.expires_at is not None and record.expired(self._now()):
             raise Unauthorized(INVALID_KEY, code="invalid_api_key")
         return record
 
@@ -92,6 +124,8 @@ class Authenticator:
     def forget(self, key_id: str) -> None:
         """Drop a cached lookup at once (a key changed in this process, or a key event)."""
         self._cache.invalidate(key_id)
+        self._verified.clear()  # rare; a key checked against a dropped record is checked again anyway
 
     def forget_all(self) -> None:
         self._cache.clear()
+        self._verified.clear()

@@ -40,14 +40,17 @@ class ServiceApp(falcon.App[falcon.Request, falcon.Response]):
 
     Its responders meet a lost database connection as ``dps_common.db_retry`` says: run once more
     when nothing was done (those of ``retried_methods``, all by default; an app whose responders call
-    other services before they write names only its reads), else answered 503 with Retry-After."""
+    other services before they write names only its reads), else answered 503 with Retry-After. A
+    resource whose responders never reach the database says so (``uses_database = False``) and is
+    served unwrapped."""
 
     context: object = None
     documented_routes: list[tuple[str, object]] = []  # (path under /external/v1, resource), set by Api
     retried_methods: frozenset[str] | None = None  # None: every method
 
     def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
-        guard_responders(resource, self.retried_methods)
+        if getattr(resource, "uses_database", True):  # one that never does (whoami) skips the guard's cost
+            guard_responders(resource, self.retried_methods)
         super().add_route(uri_template, resource, **kwargs)
 
 

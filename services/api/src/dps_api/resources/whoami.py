@@ -10,6 +10,7 @@ from dps_api.schemas.whoami import Whoami, render_whoami
 
 
 class WhoamiResource:
+    uses_database = False  # the principal is the auth middleware's: served without the database guard
     operations = {
         "GET": Operation(
             summary="The organization the API key belongs to; a connectivity and health check.",

@@ -93,6 +93,7 @@ ROLE_TABLE: dict[tuple[str, str], object] = {
         ("delete", "/webhook-configs/{webhook_config_id}"),
         ("post", "/webhook-configs/{webhook_config_id}/rotate-secret"),
         ("post", "/webhook-configs/{webhook_config_id}/test"),
+        ("post", "/webhook-configs/{webhook_config_id}/recover"), ("get", "/webhook-configs/{webhook_config_id}/stats"),
         ("get", "/webhook-configs/{webhook_config_id}/deliveries"),
         ("get", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}"),
         ("post", "/webhook-configs/{webhook_config_id}/deliveries/{delivery_id}/retry"),

@@ -22,7 +22,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from dps_webhooks.domain.throttle import Schedule, Turn, spacing_us, take_turn
+from dps_webhooks.domain.throttle import Schedule, Turn, spacing_us, start, take_turn
 
 # take_turn, statement for statement; KEYS: the endpoint's tat, this delivery's ticket; ARGV: the
 # spacing and the horizon (microseconds). Keys expire once useless: a tat a second after it passed,
@@ -49,6 +49,19 @@ end
 return {1, turn - now}
 """
 
+# start; KEYS: the endpoint's last start; ARGV: the spacing (microseconds)
+_START = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local spacing = tonumber(ARGV[1])
+local last = tonumber(redis.call('GET', KEYS[1]))
+if last and now < last + spacing then
+  return last + spacing - now
+end
+redis.call('SET', KEYS[1], string.format('%d', now), 'PX', math.floor(spacing / 1000) + 1000)
+return 0
+"""
+
 
 class Turns(Protocol):
     errors: tuple[type[BaseException], ...]  # what the store raises when it cannot answer
@@ -56,6 +69,9 @@ class Turns(Protocol):
 
     def take(self, endpoint_id: UUID, delivery_id: UUID, rate_per_second: int, horizon_us: int) -> Turn:
         """The delivery's turn to be sent to the endpoint at ``rate_per_second`` (``take_turn``)."""
+
+    def start(self, endpoint_id: UUID, rate_per_second: int) -> int:
+        """A send to the endpoint starting now: 0, or the microseconds to wait before asking again (``start``)."""
 
 
 class RedisTurns:
@@ -71,16 +87,21 @@ class RedisTurns:
             socket_connect_timeout=timeout_seconds,
             retry=Retry(NoBackoff(), 0),  # no retry: a failure puts the delivery back at once
         )
-        self._script = client.register_script(_TAKE_TURN)  # EVALSHA, loaded again if Redis lost it
+        self._take_turn = client.register_script(_TAKE_TURN)  # EVALSHA, loaded again if Redis lost it
+        self._start = client.register_script(_START)
         self._prefix = f"{key_prefix}:webhook-throttle"
 
     def take(self, endpoint_id: UUID, delivery_id: UUID, rate_per_second: int, horizon_us: int) -> Turn:
         endpoint = f"{self._prefix}:{{{endpoint_id}}}"
         now, wait = cast(
             "list[int]",
-            self._script(keys=[endpoint, f"{endpoint}:{delivery_id}"], args=[spacing_us(rate_per_second), horizon_us]),
+            self._take_turn(keys=[endpoint, f"{endpoint}:{delivery_id}"], args=[spacing_us(rate_per_second), horizon_us]),
         )
         return Turn(bool(now), int(wait))
+
+    def start(self, endpoint_id: UUID, rate_per_second: int) -> int:
+        key = f"{self._prefix}:{{{endpoint_id}}}:started"
+        return int(cast(int, self._start(keys=[key], args=[spacing_us(rate_per_second)])))
 
 
 class LocalTurns:
@@ -104,12 +125,17 @@ class LocalTurns:
             schedule = self._schedules.setdefault(endpoint_id, Schedule())
             return take_turn(schedule, str(delivery_id), now, spacing_us(rate_per_second), horizon_us)
 
+    def start(self, endpoint_id: UUID, rate_per_second: int) -> int:
+        now = time.monotonic_ns() // 1000
+        with self._lock:
+            return start(self._schedules.setdefault(endpoint_id, Schedule()), now, spacing_us(rate_per_second))
+
     def _prune(self, now: int) -> None:
         """Forget what is spent, as the Redis keys expire: passed turns, tickets never used."""
         for endpoint_id, schedule in list(self._schedules.items()):
             if schedule.tickets:
                 schedule.tickets = {key: turn for key, turn in schedule.tickets.items() if turn >= now}
-            if schedule.tat < now and not schedule.tickets:
+            if schedule.tat < now and not schedule.tickets and (schedule.last_start or 0) < now - 60_000_000:
                 del self._schedules[endpoint_id]
 
 

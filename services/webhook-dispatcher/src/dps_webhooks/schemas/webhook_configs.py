@@ -42,7 +42,8 @@ RateLimitPerSecond = Annotated[
         le=MAX_RATE_LIMIT_PER_SECOND,
         description="The most requests a second this endpoint is sent, by every worker together (1 to 1000); "
         "null: no limit. Deliveries beyond it wait for their turn: they do not fail and it costs them no "
-        "attempt. Deliveries sent one by one as fast as the receiver answers may be fewer a second than this.",
+        "attempt. They are paced a tenth below it (at 5: one every 0.22 s), so that the receiver, whose "
+        "requests arrive a little early or late, never counts more than this in any one second.",
         examples=[5],
     ),
 ]

@@ -81,9 +81,22 @@ class Throttle:
         if turn.now:
             if turn.wait_us > 0:
                 self._sleep(turn.wait_us / 1_000_000)
-            return True
+            return self._start(claimed, rate)
         self._put_back(claimed, come_back_in_us(turn.wait_us, self._horizon_us) / 1_000_000)
         return False
+
+    def _start(self, claimed: Claimed, rate: int) -> bool:
+        """At its turn: no sooner than a spacing after the last send started (``domain/throttle.py``:
+        a thread that woke late must not crowd the next). The waits are short: a spacing at most,
+        unless many sends woke late together."""
+        try:
+            while (wait_us := self._turns.start(claimed.endpoint_id, rate)) > 0:
+                self._sleep(wait_us / 1_000_000)
+        except self._turns.errors as error:
+            self._store_failed(error)
+            self._put_back(claimed, STORE_DOWN_RETRY_SECONDS)
+            return False
+        return True
 
     def _put_back(self, claimed: Claimed, in_seconds: float) -> None:
         try:

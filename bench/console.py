@@ -10,13 +10,18 @@ and issues a key, through the console's own forms. Then, one request at a time:
 
 - each page ``--rounds`` times, the pages interleaved within a round; **server time** is the
   console's own ``durationMs`` for that request (its log), p50 and p95 per page;
+- the endpoint's page reads its traffic too (``/stats``, issue 27): the bench's endpoint gets a week
+  of history first, ``--history`` deliveries spread over 7 days with one to three attempts each,
+  written to the dispatcher's rows as its worker records them; the page is timed over 24 hours and
+  over 7 days;
 - each page once more alone, counting the requests each service logged meanwhile: the console's
   **calls per service** (the api's key checks by the dispatcher and the connector are not counted:
   they are the services' own, cached ``KEY_CACHE_TTL_SECONDS``). The event catalogue is kept by the
   console for a few minutes: its count is that of a visit within that time (the first calls the
   dispatcher once).
 
-Prints a table, exits 1 when a page is over 150 ms at p95 or calls a service more than once.
+Prints a table, exits 1 when a page is over 150 ms at p95 or calls a service more often than it
+should: once, but twice the dispatcher for the endpoint's page (the endpoint, then its traffic).
 Speed is measured here and never asserted in tests.
 """
 
@@ -44,6 +49,7 @@ from dps_testing.processes import bound_listener, gunicorn, stop, write_tls_file
 from dps_testing.rate_limits import UNTHROTTLED
 
 P95_LIMIT_MS = 150.0
+CALLS_ALLOWED = {"webhook detail (24h traffic)": 2, "webhook detail (7d traffic)": 2}  # the endpoint and its /stats
 ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("api", "webhooks", "billing")
 LINK = re.compile(r"https://\S+/sign-in/link\?token=([A-Za-z0-9_-]+)")
@@ -102,9 +108,49 @@ class Browser:
         return resp
 
 
+def seed_week(database_url: str, endpoint: str, count: int) -> None:
+    """``count`` deliveries of the endpoint's test event over the last 7 days, as the worker records
+    them: one to three attempts each (503s, then a 200 for most), so each hour has both kinds."""
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    import psycopg
+
+    from dps_common.ids import new_id
+
+    rng = random.Random(27)
+    now = datetime.now(UTC)
+    with psycopg.connect(database_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as db:
+        org, event_id, event_type = db.execute(
+            "SELECT organization_id, event_id, event_type FROM webhook_deliveries WHERE endpoint_id = %s LIMIT 1",
+            (endpoint,)).fetchone()
+        deliveries, attempts = [], []
+        for _ in range(count):
+            created = now - timedelta(seconds=rng.uniform(60, 7 * 86400 - 60))
+            statuses = [503] * rng.choice((0, 0, 0, 1, 2)) + [200 if rng.random() < 0.95 else 503]
+            last = created + timedelta(seconds=30 * (len(statuses) - 1) + 0.2)
+            delivery = new_id()
+            final = "SUCCESS" if statuses[-1] == 200 else "FAILED"
+            deliveries.append((delivery, org, endpoint, event_id, event_type, final, len(statuses), created,
+                               last, last if final == "SUCCESS" else None, statuses[-1], rng.randint(20, 400)))
+            for i, code in enumerate(statuses):
+                attempts.append((new_id(), delivery, i + 1, created + timedelta(seconds=30 * i + 0.2), code,
+                                 None if code == 200 else f"HTTP {code}", rng.randint(20, 400)))
+        with db.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, status, "
+                "is_test, attempt_count, created_at, last_attempted_at, completed_at, last_response_status, "
+                "last_duration_ms) VALUES (%s, %s, %s, %s, %s, %s, false, %s, %s, %s, %s, %s, %s)", deliveries)
+            cur.executemany(
+                "INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, response_status, "
+                "error_message, duration_ms) VALUES (%s, %s, %s, %s, %s, %s, %s)", attempts)
+        db.execute("ANALYZE webhook_deliveries; ANALYZE webhook_delivery_attempts")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=100, help="requests per page (default 100)")
+    parser.add_argument("--history", type=int, default=5000, help="the endpoint's deliveries over 7 days (default 5000)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"))
     args = parser.parse_args()
 
@@ -194,6 +240,7 @@ def main() -> int:
         person.post(f"/webhooks/{endpoint}/test", [])
         log_page = person.get(f"/webhooks/{endpoint}/deliveries").text
         delivery = re.search(rf"/console/webhooks/{endpoint}/deliveries/([0-9a-f-]{{36}})", log_page).group(1)  # type: ignore[union-attr]
+        seed_week(dbs["webhooks"], endpoint, args.history)
         person.get("/api-keys/new")
         issued = person.post("/api-keys/new", [("name", "bench key"), ("role", "user")])
         assert issued.status_code == 200, issued.text[:500]
@@ -201,11 +248,14 @@ def main() -> int:
 
         pages = {
             "home": "", "API keys": "/api-keys", "issue a key (form)": "/api-keys/new?form=" + "a" * 43,
-            "confirm rotate key": f"/api-keys/{key_id}/rotate?form=" + "b" * 43, "team": "/team",
+            "confirm rotate key": f"/api-keys/{key_id}/rotate?form=" + "b" * 43, "team": "/team?view=" + "e" * 43,
             "webhooks": "/webhooks", "webhook form": "/webhooks/new?form=" + "c" * 43, "event catalogue": "/webhooks/event-types",
-            "webhook detail": f"/webhooks/{endpoint}", "webhook edit form": f"/webhooks/{endpoint}/edit?form=" + "d" * 43,
-            "delivery log": f"/webhooks/{endpoint}/deliveries", "delivery": f"/webhooks/{endpoint}/deliveries/{delivery}",
-            "billing": "/billing", "billing pushes": "/billing/pushes", "not found (404)": "/nowhere",
+            "webhook detail (24h traffic)": f"/webhooks/{endpoint}?view=" + "f" * 43,
+            "webhook detail (7d traffic)": f"/webhooks/{endpoint}?window=7d&view=" + "g" * 43,
+            "webhook edit form": f"/webhooks/{endpoint}/edit?form=" + "d" * 43,
+            "delivery log": f"/webhooks/{endpoint}/deliveries",
+            "delivery": f"/webhooks/{endpoint}/deliveries/{delivery}?view=" + "h" * 43,
+            "billing": "/billing?view=" + "i" * 43, "billing pushes": "/billing/pushes", "not found (404)": "/nowhere",
         }
         session = requests.Session()  # the timed requests: the person's cookie, one keep-alive connection
         session.cookies.update(person.http.cookies)
@@ -240,14 +290,14 @@ def main() -> int:
     failed = False
     print(f"\nconsole pages, {args.rounds} requests each, server time (the console's durationMs), "
           f"{platform.node()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print(f"{'page':22} {'p50 ms':>7} {'p95 ms':>7}  " + "  ".join(f"{s:>8}" for s in SERVICES) + "  calls")
+    print(f"{'page':28} {'p50 ms':>7} {'p95 ms':>7}  " + "  ".join(f"{s:>8}" for s in SERVICES) + "  calls")
     for name, path in pages.items():
         times = sorted(by_route[path])
         p50 = statistics.median(times)
         p95 = times[max(0, round(0.95 * len(times)) - 1)]
-        over = p95 > P95_LIMIT_MS or any(c > 1 for c in calls[name].values())
+        over = p95 > P95_LIMIT_MS or any(c > CALLS_ALLOWED.get(name, 1) for c in calls[name].values())
         failed |= over
-        print(f"{name:22} {p50:7.1f} {p95:7.1f}  " + "  ".join(f"{calls[name][s]:>8}" for s in SERVICES)
+        print(f"{name:28} {p50:7.1f} {p95:7.1f}  " + "  ".join(f"{calls[name][s]:>8}" for s in SERVICES)
               + "  " + ("; ".join(routes[name]) or "-") + ("  <- over" if over else ""))
     return 1 if failed else 0
 

@@ -13,7 +13,7 @@ from dps_console.domain.people import WEBHOOKS
 from dps_console.domain.problems import Problem, ServiceRefused, ServiceUnavailable
 from dps_console.domain.tokens import new_token
 from dps_console.domain.traffic import WINDOWS, Hour, chart, duration_words, time_to_success_words, window_of
-from dps_console.resources import deliveries, endpoint_actions, recovery
+from dps_console.resources import deliveries, endpoint_actions, recovery, traffic_svg
 from dps_console.resources.context import AppContext
 from dps_console.resources.endpoint_actions import secret_page
 from dps_console.resources.formatting import parse_time
@@ -74,8 +74,9 @@ class Endpoint:
         hours = [Hour(start, int(h.get("succeeded") or 0), int(h.get("failed") or 0))
                  for h in stats.get("hours") or [] if (start := parse_time(h.get("start"))) is not None]
         times = stats.get("timeToSuccessMs") or {}
+        drawn = chart(hours)
         return {
-            "chart": chart(hours), "hours": hours, "from": stats.get("from"), "until": stats.get("until"),
+            "chart": drawn, "hours": hours, "bars_svg": traffic_svg.bars(drawn), "rows": traffic_svg.hourly_rows(hours), "from": stats.get("from"), "until": stats.get("until"),
             "succeeded": int(stats.get("succeeded") or 0), "failed": int(stats.get("failed") or 0),
             "busiest": max((h.succeeded + h.failed for h in hours), default=0),
             "p50": duration_words(times.get("p50")) if times.get("p50") is not None else None,

@@ -37,18 +37,22 @@ def _listed(organization_id: UUID, filters: EventFilter) -> Select[WebhookEvent]
     return stmt
 
 
-def page_of_events(
-    session: Session, organization_id: UUID, filters: EventFilter, page: PageRequest
-) -> list[WebhookEvent]:
-    """``limit + 1`` of the organization's events after the page's position, newest first."""
-    stmt = keyset(
+def page_statement(organization_id: UUID, filters: EventFilter, page: PageRequest) -> Select[WebhookEvent]:
+    """The query of a page: ``limit + 1`` of the organization's events after the page's position,
+    newest first (the bench explains it: ``bench/event_log.py``)."""
+    return keyset(
         _listed(organization_id, filters),
         [WebhookEvent.received_at, WebhookEvent.id],
         page,
         descending=True,
         convert=POSITION_CONVERT,
     )
-    return list(session.scalars(stmt))
+
+
+def page_of_events(
+    session: Session, organization_id: UUID, filters: EventFilter, page: PageRequest
+) -> list[WebhookEvent]:
+    return list(session.scalars(page_statement(organization_id, filters, page)))
 
 
 def organization_event(session: Session, organization_id: UUID, event_id: UUID) -> WebhookEvent | None:

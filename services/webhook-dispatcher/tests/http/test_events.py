@@ -165,6 +165,9 @@ def test_a_cursor_is_bound_to_its_filters(client, org, tx):
                                 headers=org.admin.headers), 400, "invalid_cursor")
     problem(client.simulate_get(EVENTS, params={"cursor": "forged.cursor"}, headers=org.admin.headers), 400,
             "invalid_cursor")
+    # the same moment with another offset is the same filter: its cursor goes on
+    same = listed(client, org.admin, limit=1, createdAfter="2026-01-01T01:00:00+01:00", cursor=cursor)
+    assert len(same["events"]) == 1
 
 
 @pytest.mark.parametrize(

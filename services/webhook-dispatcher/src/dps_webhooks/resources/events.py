@@ -5,7 +5,7 @@ organization's webhooks were sent, nothing an endpoint's configuration would rev
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import falcon
@@ -51,7 +51,8 @@ def _time_param(req: falcon.Request, name: str) -> datetime | None:
         raise invalid_param(name, _TIME_HINT)
     text = raw[:-6] + "+" + raw[-5:] if raw[-6] == " " else raw
     try:
-        return datetime.fromisoformat(text.replace("z", "Z"))
+        # in UTC: the same moment written with another offset is the same filter (and cursor scope)
+        return datetime.fromisoformat(text.replace("z", "Z")).astimezone(UTC)
     except ValueError:  # the right shape, not a real moment (2026-02-30, 25:00)
         raise invalid_param(name, _TIME_HINT) from None
 

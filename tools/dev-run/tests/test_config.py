@@ -142,12 +142,13 @@ def test_one_address_the_proxy_on_host_the_services_behind_it_on_loopback():
 
 def test_the_services_that_limit_rates_count_in_the_runs_redis():
     """The Redis the runner started (or REDIS_URL's) is every rate-limiting process's store: one budget
-    per organization whichever process or gunicorn worker answers."""
+    per organization whichever process or gunicorn worker answers, and the webhook workers' turns for
+    an endpoint's rateLimitPerSecond, shared by every worker (two with DPS_REPLICAS=2)."""
     from dataclasses import replace
 
     config = replace(RunConfig.from_env(_environ()), redis_url="redis://127.0.0.1:6390/0", redis_embedded=True)
     system = plan(config, DBS, {name: make() for name, make in GENERATED.items()})
-    for name in ("api", "api outbox relay", "webhook dispatcher", "billing connector"):
+    for name in ("api", "api outbox relay", "webhook dispatcher", "webhook worker", "billing connector"):
         assert _process(system, name)["REDIS_URL"] == "redis://127.0.0.1:6390/0", name
 
 

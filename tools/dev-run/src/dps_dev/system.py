@@ -77,7 +77,7 @@ def plan(config: RunConfig, dbs: Databases, generated: Mapping[str, str]) -> Sys
     # 100 (README, "Database connections"; tools/dev-run/tests/test_make_run_connections.py counts them)
     pools = {name: env.get(name) or size for name, size in (("DATABASE_POOL_SIZE", "1"), ("DATABASE_MAX_OVERFLOW", "4"))}
     common = {"HOST": INTERNAL_HOST, "AMQP_URL": config.amqp_url, **trusted, **pools,
-              "REDIS_URL": config.redis_url}  # the rate limits' one store (dps_dev.redis_server)
+              "REDIS_URL": config.redis_url}  # the rate limits' and the webhook throttle's one store (dps_dev.redis_server)
     # every metrics server listens where the services do (HOST), on its own port or not at all: the
     # environment's *_METRICS_PORT variables go to the one process each names, never to another
     env = {name: value for name, value in env.items() if name not in METRICS_PORTS}

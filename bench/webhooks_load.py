@@ -21,8 +21,7 @@ from dps_common.db import Transactions, make_engine
 from dps_common.events.envelope import envelope
 from dps_common.ids import new_id
 from dps_common.json import dumps
-
-from dps_api.services.outbox import record_event
+from dps_common.outbox import record_event  # what the api's outbox adapter writes with
 
 EVENT_TYPE = "quote.updated"
 
@@ -157,6 +156,7 @@ class Measured:
     max_ms: float
     offered_rate: float  # commits (or sends) per second while producing
     cpu_us: dict[str, float]  # CPU per delivered event, by component
+    p95_ms: float = float("nan")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -183,5 +183,6 @@ def measured(starts: dict[str, float], arrivals: Arrivals, cpu: dict[str, float]
         max_ms=latencies[-1] if latencies else float("nan"),
         offered_rate=len(starts) / (last_start - first) if last_start > first else float("nan"),  # nan: all at once
         cpu_us={k: v * 1e6 / n for k, v in cpu.items()},
+        p95_ms=percentile(latencies, 95),
     )
 

@@ -8,6 +8,7 @@ stopped (SIGTERM, then SIGKILL), the databases dropped and the vhost deleted, wh
 from __future__ import annotations
 
 import os
+import resource
 import secrets
 import signal
 import subprocess
@@ -101,10 +102,28 @@ class Process:
 
 
 def cpu_by_pid(pids: list[int]) -> dict[int, float]:
-    """User + system CPU seconds used so far by each of these processes (all their threads)."""
+    """CPU seconds used so far by each of these processes: the sum over its threads of the
+    scheduler's run time (``/proc/<pid>/task/<tid>/schedstat``, nanoseconds). ``/proc/<pid>/stat``
+    counts in clock ticks (10 ms): a 5 s idle window could not tell 1 ms of CPU per second from 3.
+    A thread that ends during a window takes its time with it (the pipeline's threads live as long
+    as their process); this process (the producer's threads come and go) is read from ``getrusage``,
+    and a process without schedstat from ``stat``."""
     seconds = {}
     for pid in pids:
+        if pid == os.getpid():
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            seconds[pid] = usage.ru_utime + usage.ru_stime
+            continue
         try:
+            total = 0
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                try:
+                    total += int((task / "schedstat").read_text().split()[0])
+                except (OSError, IndexError, ValueError):
+                    pass  # the thread ended meanwhile
+            if total:
+                seconds[pid] = total / 1e9
+                continue
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue

@@ -319,7 +319,8 @@ def every_url(ids: dict[str, str]) -> dict[str, str]:
         "rotate own key": f"/api-keys/{ids['user_key']}/rotate", "revoke own key": f"/api-keys/{ids['user_key']}/revoke",
         "team": "/team", "withdraw access": f"/team/{ids['user']}/api-key-access",
         "webhooks": "/webhooks", "webhook form": "/webhooks/new", "event types": "/webhooks/event-types",
-        "endpoint": endpoint, "endpoint edit": endpoint + "/edit", "rotate secret": endpoint + "/rotate-secret",
+        "endpoint": endpoint, "endpoint traffic 7d": endpoint + "?window=7d", "endpoint edit": endpoint + "/edit",
+        "recover": endpoint + "/recover", "rotate secret": endpoint + "/rotate-secret",
         "revoke endpoint": endpoint + "/delete", "deliveries": endpoint + "/deliveries", "delivery": delivery,
         "billing": "/billing", "disconnect": "/billing/disconnect", "pushes": "/billing/pushes",
     }

@@ -78,8 +78,13 @@ def read_body(req: falcon.Request) -> bytes:
 
 
 def is_chunked(req: falcon.Request) -> bool:
-    """A body whose size is not declared: ``Transfer-Encoding`` (chunked) and no Content-Length."""
-    return req.content_length is None and bool(req.get_header("Transfer-Encoding"))
+    """A body whose size is not declared: ``Transfer-Encoding`` (chunked) and no Content-Length.
+    (Asked on every request: the environ is read directly, ``req.content_length`` raises and catches
+    a KeyError when there is none.)"""
+    env = req.env
+    if "CONTENT_LENGTH" in env and req.content_length is not None:
+        return False
+    return bool(env.get("HTTP_TRANSFER_ENCODING"))
 
 
 class BodyLimit:

@@ -187,9 +187,9 @@ def _window(policy: Policy) -> str:
 
 def _write_headers(resp: falcon.Response, decision: Decision) -> None:
     # structured-field lists (RFC 9651): the policy's name is a String, the parameters Integers
-    name = decision.policy.name
-    resp.set_header("RateLimit-Policy", f'"{name}";q={decision.policy.quota};w={decision.policy.window_seconds}')
-    resp.set_header("RateLimit", f'"{name}";r={decision.remaining};t={decision.reset_seconds}')
+    policy = decision.policy
+    resp.set_header("RateLimit-Policy", policy.header)
+    resp.set_header("RateLimit", f'"{policy.name}";r={decision.remaining};t={decision.reset_seconds}')
     if not decision.allowed:
         resp.set_header("Retry-After", str(decision.reset_seconds))
 

@@ -94,10 +94,14 @@ class Policy:
     limit: RateLimitItem
     quota: int = field(init=False)  # read on every request: kept rather than asked of ``limit``
     window_seconds: int = field(init=False)
+    # the RateLimit-Policy field (a structured-field list: the name a String, the parameters Integers),
+    # the same on every answer: made once
+    header: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quota", self.limit.amount)
         object.__setattr__(self, "window_seconds", self.limit.get_expiry())
+        object.__setattr__(self, "header", f'"{self.name}";q={self.quota};w={self.window_seconds}')
 
 
 class Decision(NamedTuple):

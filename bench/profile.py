@@ -92,6 +92,8 @@ def main() -> int:
     p.add_argument("--limited", action="store_true",
                    help="rate limits on, counted in the local Redis (REDIS_URL) with a quota no run reaches, as "
                         "bench/run.py's 'api whoami limited'; default: off, as its 'api'")
+    p.add_argument("--bare", action="store_true",
+                   help="profile bench/bare_app.py's GET / instead (what gunicorn and gevent cost a request alone)")
     p.add_argument("--raw", help="also write the collapsed stacks here (flamegraph.pl or speedscope read them)")
     args = p.parse_args()
     if not args.py_spy:
@@ -103,10 +105,13 @@ def main() -> int:
         env = {"DATABASE_URL": url, "API_KEY_PEPPER": seeded.pepper, "CURSOR_SECRET": seeded.pepper, "LOG_LEVEL": "WARNING",
                "PROMETHEUS_MULTIPROC_DIR": stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-metrics-"))}
         env.update(rate_limits_env(stack) if args.limited else {"RATE_LIMIT_ORGANIZATION": "off", "RATE_LIMIT_ANONYMOUS": "off"})
-        api = Server("api", "dps_api.wsgi:create()", GunicornSettings(worker_connections=9), env, logs)  # run.py's
+        api = Server("bare" if args.bare else "api", "bare_app:app" if args.bare else "dps_api.wsgi:create()",
+                     GunicornSettings(worker_connections=9), env, logs)  # run.py's
         stack.callback(api.stop)
-        api.wait_ready("/healthz")
+        api.wait_ready("/" if args.bare else "/healthz")
         options = LoadOptions(args.seconds + 4, 0, 16, 1)
+        if args.bare:
+            args.path = "/"
         headers = {"x-api-key": seeded.admin_key}
         run_wrk(api.url + args.path, 3, options, headers)  # warm-up
         spies = [

@@ -384,29 +384,30 @@ def main() -> int:
         for server in servers.values():
             server.stop()  # the workers write their garbage collections as they exit
         gc_lines = gc_table(plan, runs)
+        # reported before the database is dropped (at the block's end): a drop that waits on the server
+        # (another session holding a barrier) must not cost the run its figures
+        notes.append("worker RSS after the load (MB): " + "; ".join(f"{k} {', '.join(f'{v:.1f}' for v in vs)}" for k, vs in rss.items()))
+        notes += [f"{name} req/s per round: {', '.join(f'{r.rps:,.0f}' for r in rs)}" for name, rs in runs.items()]
+        kept = {name: sorted(rs, key=lambda r: r.rps)[len(rs) // 2] for name, rs in runs.items()}
+        info = machine()
+        setup = {
+            "gunicorn": gunicorn.describe() + " (same for all four)",
+            "wrk": f"-t{options.threads} -c{options.connections} -d{options.duration}s after {options.warmup}s warm-up, "
+                   f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
+            "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",
+            "postgres": server_version(server_url),
+            "code": git_revision(args.tree) + (f" (served from {args.tree})" if args.tree else ""),
+            "load average (1 min) before / after": f"{load_before} / {load_average()}",
+            **({"baseline": f"the api also served from {baseline} ({git_revision(baseline)}), loaded right after "
+                            "(odd rounds) or before (even rounds) this tree's"} if baseline else {}),
+            "duration": f"{time.monotonic() - started:.0f} s",
+        }
+        judged = targets(runs, rss["api"]) + (targets(runs, rss[OLD + "api"], OLD) if baseline else [])
+        text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], judged, notes, gc_lines, sections)
+        print("\n" + text)
+        if not args.no_write:
+            print(f"written to {write(text, info['date'])}")
     signal.alarm(0)
-
-    notes.append("worker RSS after the load (MB): " + "; ".join(f"{k} {', '.join(f'{v:.1f}' for v in vs)}" for k, vs in rss.items()))
-    notes += [f"{name} req/s per round: {', '.join(f'{r.rps:,.0f}' for r in rs)}" for name, rs in runs.items()]
-    kept = {name: sorted(rs, key=lambda r: r.rps)[len(rs) // 2] for name, rs in runs.items()}
-    info = machine()
-    setup = {
-        "gunicorn": gunicorn.describe() + " (same for all four)",
-        "wrk": f"-t{options.threads} -c{options.connections} -d{options.duration}s after {options.warmup}s warm-up, "
-               f"{args.rounds} interleaved rounds; table: median round; ratios: median of per-round ratios",
-        "data": f"{args.products:,} products in one organization; admin key (inactive products and cost included)",
-        "postgres": server_version(server_url),
-        "code": git_revision(args.tree) + (f" (served from {args.tree})" if args.tree else ""),
-        "load average (1 min) before / after": f"{load_before} / {load_average()}",
-        **({"baseline": f"the api also served from {baseline} ({git_revision(baseline)}), loaded right after "
-                        "(odd rounds) or before (even rounds) this tree's"} if baseline else {}),
-        "duration": f"{time.monotonic() - started:.0f} s",
-    }
-    judged = targets(runs, rss["api"]) + (targets(runs, rss[OLD + "api"], OLD) if baseline else [])
-    text = render(info, setup, [(name, request, kept[name]) for name, request, *_ in plan], judged, notes, gc_lines, sections)
-    print("\n" + text)
-    if not args.no_write:
-        print(f"written to {write(text, info['date'])}")
     return 0
 
 

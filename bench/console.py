@@ -121,9 +121,11 @@ def seed_week(database_url: str, endpoint: str, count: int) -> None:
     rng = random.Random(27)
     now = datetime.now(UTC)
     with psycopg.connect(database_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as db:
-        org, event_id, event_type = db.execute(
+        test_delivery = db.execute(
             "SELECT organization_id, event_id, event_type FROM webhook_deliveries WHERE endpoint_id = %s LIMIT 1",
             (endpoint,)).fetchone()
+        assert test_delivery is not None, "the endpoint's test delivery is missing"
+        org, event_id, event_type = test_delivery
         deliveries, attempts = [], []
         for _ in range(count):
             created = now - timedelta(seconds=rng.uniform(60, 7 * 86400 - 60))

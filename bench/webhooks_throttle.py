@@ -167,6 +167,11 @@ def report(args: argparse.Namespace, tx: Transactions, receiver: Receiver, start
     span = arrivals[-1] - arrivals[0]
     print(f"deliveries: {args.deliveries}, rateLimitPerSecond: {args.rate}, worker processes: {args.workers}")
     print(f"most arrivals in any one-second window: {most} (window from +{window_at - arrivals[0]:.2f} s)")
+    if len(arrivals) > args.rate:  # the margin left: rate + 1 arrivals in a row span more than a second
+        tightest = min(arrivals[i + args.rate] - arrivals[i] for i in range(len(arrivals) - args.rate))
+        gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+        print(f"shortest span of {args.rate + 1} arrivals in a row: {tightest:.3f} s; "
+              f"gaps between arrivals: shortest {min(gaps) * 1000:.0f} ms, longest {max(gaps) * 1000:.0f} ms")
     print(f"total: {arrivals[-1] - started:.1f} s from the events' commit to the last arrival; "
           f"first to last arrival {span:.1f} s, {(len(arrivals) - 1) / span:.2f}/s")
     print(f"requests: {len(arrivals)}; per delivery: {dict(collections.Counter(per_delivery.values()))}; "

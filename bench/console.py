@@ -277,12 +277,12 @@ def main() -> int:
             calls[name] = {service: len(found) for service, found in console_calls.items()}
             routes[name] = [call for found in console_calls.values() for call in found]
 
-        before = len(requests_logged(logs["console"]))
+        logged_before = len(requests_logged(logs["console"]))
         for _ in range(args.rounds):
             for path in pages.values():
                 fetch(path)
         time.sleep(0.5)
-        timed = requests_logged(logs["console"])[before:]
+        timed = requests_logged(logs["console"])[logged_before:]
         by_route: dict[str, list[float]] = {}
         paths = list(pages.values())
         assert len(timed) >= len(paths) * args.rounds, (len(timed), len(paths) * args.rounds)

@@ -9,8 +9,11 @@ count the attempts the worker made and the time to success of what it delivered.
 
 from __future__ import annotations
 
+import collections
 import statistics
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import falcon.testing
@@ -183,3 +186,31 @@ def test_stats_count_the_workers_attempts_and_its_time_to_success(client, store,
     assert stats["timeToSuccessMs"] == {"p50": round(statistics.median(times)), "p95": round(p95)}
     week = client.simulate_get(f"{BASE}/{endpoint['id']}/stats?window=7d", headers=tenant.admin.headers).json
     assert (week["succeeded"], week["failed"], week["timeToSuccessMs"]) == (3, 2, stats["timeToSuccessMs"])
+
+
+def test_two_recoveries_at_once_redeliver_each_delivery_once(client, store, tenant):
+    """The endpoint's row is locked for a recovery: the second waits, then finds the first's work done."""
+    endpoint = client.simulate_post(
+        BASE, json={"url": "https://localhost:9/never"}, headers=tenant.admin.headers
+    ).json  # nothing is sent: no worker runs here
+    since = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+    publish(store, tenant, 300)
+    store.sql(
+        "UPDATE webhook_deliveries SET status = 'EXHAUSTED', attempt_count = 8, next_attempt_at = NULL"
+        " WHERE endpoint_id = :id",
+        id=uuid.UUID(endpoint["id"]),
+    )
+    start = threading.Barrier(2)
+
+    def call() -> dict:
+        start.wait()
+        resp = recover(client, tenant, endpoint, since=since)
+        assert resp.status_code == 202, resp.json
+        return resp.json
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: call(), range(2)))
+    assert sorted(answer["recovered"] for answer in answers) == [0, 300]
+    rows = deliveries(store, endpoint["id"])
+    retried = collections.Counter(row.retry_of for row in rows if row.retry_of is not None)
+    assert len(retried) == 300 and set(retried.values()) == {1}

@@ -13,7 +13,6 @@ business: they are not stored and nothing is delivered, whatever an endpoint sub
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,15 +25,13 @@ from sqlalchemy import (
     DateTime,
     Integer,
     Interval,
-    Row,
     String,
     Text,
     Uuid,
-    bindparam,
     func,
     select,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
@@ -101,7 +98,7 @@ def accept_events(
     take_up_to: Callable[[int], int] = _take_none,
     lease_seconds: float = 0.0,
 ) -> Accepted:
-    """Store a batch of events and their deliveries in a few statements. Events already accepted
+    """Store a batch of events and their deliveries in two statements. Events already accepted
     (or repeated within the batch) create nothing.
 
     ``take_up_to(n)`` is asked how many of the ``n`` deliveries due now the caller (the consumer, for
@@ -109,19 +106,15 @@ def accept_events(
     leave them (a lease of ``lease_seconds``, a claim token, attempt 1), and returned: no claim
     statement and no wake-up for them. The rest are due for any worker, which ``NOTIFY`` wakes.
     """
-    stored = _store_new_events(session, [event for event in events if not is_internal(event.type)])
-    if not stored:
+    fresh = _unique_in_id_order([event for event in events if not is_internal(event.type)])
+    if not fresh:
         return Accepted(0, [])
-    by_organization: dict[UUID, list[Row[UUID, UUID, str, list[str], str, bytes, int | None]]] = defaultdict(list)
-    organizations = list({event.organization_id for event in stored})
-    for endpoint in session.connection().execute(_SUBSCRIBERS, {"organizations": organizations}):
-        by_organization[endpoint.organization_id].append(endpoint)
-    pairs = [
-        (event, endpoint)
-        for event in stored
-        for endpoint in by_organization[event.organization_id]
-        if _subscribed(endpoint.event_types, event.type)
-    ]
+    # The new events' rows and, in the same statement, the endpoints of their organizations: an
+    # event already known (a redelivery) returns nothing, so it creates nothing.
+    by_id = {event.id: event for event in fresh}
+    found = session.connection().execute(_STORE_EVENTS_WITH_SUBSCRIBERS, _event_arrays(fresh)).all()
+    pairs = [(by_id[endpoint.event_id], endpoint) for endpoint in found]
+    pairs = [(event, endpoint) for event, endpoint in pairs if _subscribed(endpoint.event_types, event.type)]
     # offsets from the statement's now(): one clock for every row, no round trip to read it
     rows = [
         delivery_row(event, endpoint.id, now=_NO_OFFSET, held=endpoint.status != "ACTIVE")
@@ -157,17 +150,25 @@ def accept_events(
     return Accepted(len(rows), claimed)
 
 
-def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[IncomingEvent]:
-    """Insert the events not seen before (one statement); the ones inserted, in id order. Sorting
-    keeps concurrent consumers from deadlocking on each other's uncommitted ids."""
+def _unique_in_id_order(events: list[IncomingEvent]) -> list[IncomingEvent]:
+    """The batch without repeats, in id order: concurrent consumers insert in the same order, so
+    they never deadlock on each other's uncommitted ids."""
     unique: dict[UUID, IncomingEvent] = {}
     for event in events:
         unique.setdefault(event.id, event)
-    if not unique:
+    return [unique[event_id] for event_id in sorted(unique)]
+
+
+def _event_arrays(events: list[IncomingEvent]) -> dict[str, list[Any]]:
+    return as_arrays([_event_row(event) for event in events], _EVENT_COLUMNS)
+
+
+def _store_new_events(session: Session, events: list[IncomingEvent]) -> list[IncomingEvent]:
+    """Insert the events not seen before (one statement); the ones inserted, in id order."""
+    ordered = _unique_in_id_order(events)
+    if not ordered:
         return []
-    ordered = [unique[event_id] for event_id in sorted(unique)]
-    rows = [_event_row(event) for event in ordered]
-    inserted = set(session.connection().execute(_INSERT_EVENTS, as_arrays(rows, _EVENT_COLUMNS)).scalars())
+    inserted = set(session.connection().execute(_INSERT_EVENTS, _event_arrays(ordered)).scalars())
     return [event for event in ordered if event.id in inserted]
 
 
@@ -242,23 +243,6 @@ def add_delivery(
 
 
 # Built once: building the statements costs more than running them on the consumer's path.
-_SUBSCRIBERS = (
-    select(
-        WebhookEndpoint.id,
-        WebhookEndpoint.organization_id,
-        WebhookEndpoint.status,
-        WebhookEndpoint.event_types,
-        WebhookEndpoint.url,
-        WebhookEndpoint.secret_sealed,
-        WebhookEndpoint.rate_limit_per_second,  # the throttle of the deliveries handed over
-    )
-    .where(
-        WebhookEndpoint.organization_id == func.any(bindparam("organizations", type_=ARRAY(Uuid()))),
-        WebhookEndpoint.status != "DISABLED",
-    )
-    .order_by(WebhookEndpoint.id)
-)
-
 _EVENT_COLUMNS: dict[str, TypeEngine[Any]] = {
     "id": Uuid(),
     "organization_id": Uuid(),
@@ -275,6 +259,33 @@ _INSERT_EVENTS = (
     .from_select(list(_EVENT_COLUMNS), select(*_EVENT_ROWS.c))
     .on_conflict_do_nothing(index_elements=["id"])
     .returning(_EVENTS_TABLE.c.id)
+)
+
+# The events stored and their organizations' endpoints (not DISABLED), by event id then endpoint id,
+# in one statement: the insert is a data-modifying CTE whose RETURNING only has the rows it inserted.
+_STORED = (
+    insert(_EVENTS_TABLE)
+    .from_select(list(_EVENT_COLUMNS), select(*_EVENT_ROWS.c))
+    .on_conflict_do_nothing(index_elements=["id"])
+    .returning(_EVENTS_TABLE.c.id, _EVENTS_TABLE.c.organization_id)
+    .cte("stored")
+)
+_STORE_EVENTS_WITH_SUBSCRIBERS = (
+    select(
+        _STORED.c.id.label("event_id"),
+        WebhookEndpoint.id,
+        WebhookEndpoint.status,
+        WebhookEndpoint.event_types,
+        WebhookEndpoint.url,
+        WebhookEndpoint.secret_sealed,
+        WebhookEndpoint.rate_limit_per_second,  # the throttle of the deliveries handed over
+    )
+    .join_from(
+        _STORED,
+        WebhookEndpoint,
+        (WebhookEndpoint.organization_id == _STORED.c.organization_id) & (WebhookEndpoint.status != "DISABLED"),
+    )
+    .order_by(_STORED.c.id, WebhookEndpoint.id)
 )
 
 # ``delivery_row``'s ``now`` in a batch, which stores its times as offsets from the statement's now()

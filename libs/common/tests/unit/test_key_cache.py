@@ -176,3 +176,29 @@ def test_a_key_checked_before_is_refused_once_revoked_rotated_or_expired():
         auth.authenticate(key)
     with pytest.raises(Unauthorized):
         auth.authenticate(format_key("keyid", "secreT"))
+
+
+def test_a_remembered_key_survives_the_memory_being_emptied_while_its_record_loads():
+    """Under gevent the cache's load yields, and a key event meanwhile (``forget_all`` on a
+    resubscription) empties what the authenticator remembers: the request is still answered."""
+    from uuid import uuid4
+
+    from dps_common.auth.authenticator import Authenticator
+    from dps_common.auth.cache import KeyRecord
+    from dps_common.auth.principal import Principal
+    from dps_common.auth.scopes import Role
+
+    pepper, clock = b"p" * 32, Clock()
+    principal = Principal(uuid4(), "Org", uuid4(), Role.ADMIN, "keyid")
+    events = []
+
+    def find(key_id):
+        for event in events:
+            event()
+        return KeyRecord(hash_secret(pepper, "secret"), principal)
+
+    auth = Authenticator(type("Store", (), {"find": staticmethod(find)})(), pepper, TtlCache(60, clock=clock))
+    key = format_key("keyid", "secret")
+    assert auth.authenticate(key) is principal
+    clock.now, events[:] = 60.0, [auth.forget_all]  # the entry's TTL ended: loaded again, and the event comes
+    assert auth.authenticate(key) is principal

@@ -68,7 +68,8 @@ class Authenticator:
                 raise Unauthorized(INVALID_KEY, code="invalid_api_key")  # a console credential past its end
             return record.principal
         if seen is not None:  # the record was loaded anew (its TTL ended) or is gone: checked against it
-            del self._verified[raw_key]  # type: ignore[arg-type]  # not None: seen
+            # (pop, not del: the cache's load may have yielded to a greenlet that emptied the memory)
+            self._verified.pop(raw_key, None)  # type: ignore[arg-type]  # not None: seen
             parsed = seen[0]
             record = self._verify(parsed, record)
         else:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from amqp import spec
 from kombu.connection import Connection
 from kombu.messaging import Producer
 
@@ -27,6 +28,7 @@ from dps_common.messaging.confirms import BatchConfirms
 log = logging.getLogger("dps.messaging.publisher")
 
 CONFIRM_TIMEOUT_SECONDS = 10.0  # for a whole batch's confirms
+_BASIC_PUBLISH, _BASIC_PUBLISH_ARGS = spec.Basic.Publish, "Bssbb"  # ticket, exchange, routing key, mandatory, immediate
 PERSISTENT = 2
 CONTENT_TYPE = "application/json"
 CONTENT_ENCODING = "utf-8"
@@ -119,7 +121,12 @@ class EventPublisher:
                 properties = {"delivery_mode": PERSISTENT, "message_id": str(event.id)}
                 headers = dict(event.headers) if event.headers else {}
                 message = channel.prepare_message(event.body, 0, CONTENT_TYPE, CONTENT_ENCODING, headers, properties)
-                channel.basic_publish(message, exchange=exchange, routing_key=event.routing_key or event.type, mandatory=True)
+                # py-amqp's basic_publish first tries a non-blocking read for a connection.blocked frame
+                # on every message (a socket timeout raised and caught: a quarter of a publish's CPU);
+                # the confirms' wait right after reads every frame the broker sent anyway.
+                channel.send_method(
+                    _BASIC_PUBLISH, _BASIC_PUBLISH_ARGS, (0, exchange, event.routing_key or event.type, True, False), message
+                )
                 self._next_tag += 1
             while confirms.unsettled:
                 remaining = deadline - time.monotonic()

@@ -92,12 +92,20 @@ def limited_endpoint(store, receiver, path, rate=RATE, **kwargs):
     return endpoint_id
 
 
-def busiest_second(arrivals: list[float]) -> int:
-    """The most requests that arrived within any one second (a window [t, t + 1 s) from each arrival)."""
+# What may separate a send from its arrival here: a new TLS connection and two processes' scheduling
+# on a loaded 2-core machine (up to 140 ms seen). Arrivals are checked in a window shorter by that
+# much, so the receiver's timing cannot fail a sender that keeps its pace; one 25 % too fast puts
+# RATE + 1 arrivals within 0.8 s (unthrottled, all 30 arrive within it). The exact figure at the receiver
+# is the bench's (bench/webhooks_throttle.py: its busiest one-second window).
+ARRIVAL_JITTER_SECONDS = 0.2
+
+
+def busiest_window(arrivals: list[float], seconds: float) -> int:
+    """The most requests that arrived within any one window [t, t + seconds) from each arrival."""
     arrivals = sorted(arrivals)
     most, first = 0, 0
     for last, at in enumerate(arrivals):
-        while at - arrivals[first] >= 1.0:
+        while at - arrivals[first] >= seconds:
             first += 1
         most = max(most, last - first + 1)
     return most
@@ -107,7 +115,7 @@ def assert_delivered_once_at_the_rate(store, receiver, path, deliveries):
     requests = receiver.requests_to(path)
     assert len(requests) == len(deliveries)
     assert all(request.verified and request.headers["x-service-attempt"] == "1" for request in requests)
-    assert busiest_second([request.arrived for request in requests]) <= RATE
+    assert busiest_window([request.arrived for request in requests], 1.0 - ARRIVAL_JITTER_SECONDS) <= RATE
     for delivery_id in deliveries:
         row = store.delivery_row(delivery_id)
         assert (row["status"], row["attempt_count"], row["claim_token"]) == ("SUCCESS", 1, None)

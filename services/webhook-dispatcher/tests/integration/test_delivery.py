@@ -6,12 +6,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from dps_testing.webhook_receiver import Receiver
-
 from dps_webhooks.domain.request_headers import request_headers
 from dps_webhooks.services.intake import accept_events
 
-from webhook_helpers import Store, incoming, running_worker, webhook_database
+from webhook_helpers import incoming, running_worker, webhook_database
 
 QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05", "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "2"}
 NO_RETRY = {**QUICK, "WEBHOOK_RETRY_GAPS_SECONDS": "3600,3600,3600,3600,3600,3600,3600"}
@@ -27,19 +25,6 @@ def database():
 @pytest.fixture(scope="module")
 def settings_for(make_settings, database):
     return lambda **env: make_settings(DATABASE_URL=database, **env)
-
-
-@pytest.fixture(scope="module")
-def store(settings_for):
-    store = Store(settings_for())
-    yield store
-    store.close()
-
-
-@pytest.fixture(scope="module")
-def receiver(tls_files):
-    with Receiver(tls_files) as receiver:
-        yield receiver
 
 
 def new_endpoint(store, receiver, path, **kwargs):

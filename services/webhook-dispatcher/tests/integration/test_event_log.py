@@ -23,7 +23,7 @@ from dps_webhooks.services.event_intake import EventIntake
 from dps_webhooks.services.intake import IncomingEvent
 from dps_webhooks.services.retention import maintain
 
-from webhook_helpers import Store, incoming, running_worker, webhook_database
+from webhook_helpers import incoming, running_worker, webhook_database
 
 EVENTS = "/external/v1/events"
 QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05", "WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "2"}
@@ -33,13 +33,6 @@ QUICK = {"WEBHOOK_RETRY_JITTER": "0", "WEBHOOK_POLL_INTERVAL_SECONDS": "0.05", "
 def settings_for(make_settings):
     with webhook_database("dps_wh_events") as url:
         yield lambda **env: make_settings(DATABASE_URL=url, **env)
-
-
-@pytest.fixture(scope="module")
-def store(settings_for):
-    store = Store(settings_for())
-    yield store
-    store.close()
 
 
 @pytest.fixture(scope="module")

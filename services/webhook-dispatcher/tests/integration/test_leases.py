@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from dps_testing.webhook_receiver import Receiver
-
 from dps_webhooks.db.deliveries import claim_due
 from dps_webhooks.db.models import WebhookDelivery
 from dps_webhooks.domain.attempt_outcome import AttemptResult, DeliveryStatus, EndpointEffect, Outcome
@@ -37,12 +35,6 @@ def store(make_settings, database):
     store = Store(make_settings(DATABASE_URL=database))
     yield store
     store.close()
-
-
-@pytest.fixture(scope="module")
-def receiver(tls_files):
-    with Receiver(tls_files) as receiver:
-        yield receiver
 
 
 def test_workers_sharing_the_queue_send_each_attempt_once(store, receiver, make_settings, database):

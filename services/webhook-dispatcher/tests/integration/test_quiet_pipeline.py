@@ -49,12 +49,6 @@ def store(make_settings, database):
     store.close()
 
 
-@pytest.fixture(scope="module")
-def receiver(tls_files):
-    with Receiver(tls_files) as receiver:
-        yield receiver
-
-
 def wait_for(condition, what: str) -> None:
     deadline = time.monotonic() + WAIT_SECONDS
     while not condition():

@@ -20,12 +20,10 @@ import falcon.testing
 import pytest
 from sqlalchemy import select
 
-from dps_testing.webhook_receiver import Receiver
-
 from dps_webhooks.composition import build_http
 from dps_webhooks.db.models import WebhookDelivery
 
-from webhook_helpers import Store, accept_event, incoming, running_worker, webhook_database
+from webhook_helpers import accept_event, incoming, running_worker, webhook_database
 
 BASE = "/external/v1/webhook-configs"
 WORKER = {
@@ -46,23 +44,10 @@ def settings_for(make_settings):
 
 
 @pytest.fixture(scope="module")
-def store(settings_for):
-    store = Store(settings_for())
-    yield store
-    store.close()
-
-
-@pytest.fixture(scope="module")
 def client(settings_for):
     app = build_http(settings_for())  # its own transactions: it sees what the worker committed
     yield falcon.testing.TestClient(app)
     app.context.tx.dispose()
-
-
-@pytest.fixture(scope="module")
-def receiver(tls_files):
-    with Receiver(tls_files) as receiver:
-        yield receiver
 
 
 @pytest.fixture

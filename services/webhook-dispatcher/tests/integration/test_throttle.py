@@ -21,7 +21,6 @@ import pytest
 from sqlalchemy import text
 
 from dps_testing.rate_limits import closed_port_url, key_prefix, redis_url
-from dps_testing.webhook_receiver import Receiver
 
 from dps_webhooks.adapters.throttle import RedisTurns
 from dps_webhooks.domain.throttle import spacing_us
@@ -60,19 +59,6 @@ def worker_env(database, shared_redis, settings_env, tls_files):
     signing secrets are sealed with it)."""
     return worker_process_env(database, "amqp://unused", tls_files["ca"], **shared_redis, **QUICK,
                               WEBHOOK_SECRET_KEY=settings_env["WEBHOOK_SECRET_KEY"], WEBHOOK_THROTTLE_HORIZON_SECONDS="1")
-
-
-@pytest.fixture(scope="module")
-def store(settings_for):
-    store = Store(settings_for())
-    yield store
-    store.close()
-
-
-@pytest.fixture(scope="module")
-def receiver(tls_files):
-    with Receiver(tls_files) as receiver:
-        yield receiver
 
 
 def listeners(store: Store) -> int:

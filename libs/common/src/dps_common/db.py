@@ -12,8 +12,9 @@ from typing import Any
 import psycopg
 from psycopg import pq
 from psycopg.types.array import ListBinaryDumper
-from sqlalchemy import MetaData, create_engine, event, text
+from sqlalchemy import ClauseElement, MetaData, create_engine, event, text
 from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -191,10 +192,78 @@ class Transactions:
         finally:
             pooled.close()  # back to the pool (or gone, when invalidated)
 
+    @contextmanager
+    def write_cursor(self) -> Iterator[psycopg.Cursor[Any]]:
+        """A driver cursor in one transaction, committed on success and rolled back on error, for the
+        hottest write paths (the outbox relay, the events' intake): a batch then costs its statements
+        (``driver_sql``) and the COMMIT, without a session, its statement cache look-ups and bind
+        processing. On a connection of the engine's pool; ends reported to ``dps_common.db_retry``
+        as ``__call__``'s are. Bound to a connection (tests): inside a session's transaction."""
+        if self._read_engine is None:
+            with self() as session, session_cursor(session) as cursor:
+                yield cursor
+            return
+        try:
+            pooled = self._read_engine.raw_connection()
+        except BaseException as error:
+            transaction_failed(error, started=False)
+            raise
+        connection = pooled.driver_connection
+        assert isinstance(connection, psycopg.Connection)
+        cursor = connection.cursor()
+        try:
+            yield cursor
+            connection.commit()
+        except BaseException as error:
+            transaction_failed(error, started=cursor.pgresult is not None)  # a statement of it completed
+            if connection.broken or connection.closed:
+                pooled.invalidate(error)  # never back to the pool
+            else:
+                try:
+                    connection.rollback()
+                except psycopg.Error:
+                    pooled.invalidate(error)
+            raise
+        else:
+            transaction_committed()
+        finally:
+            cursor.close()
+            pooled.close()  # back to the pool (or gone, when invalidated)
+
     def dispose(self) -> None:
         """Close every connection of the engine's pool."""
         if self._read_engine is not None:
             self._read_engine.dispose()  # the same pool as the engine it was made from
+
+
+@contextmanager
+def session_cursor(session: Session) -> Iterator[psycopg.Cursor[Any]]:
+    """A driver cursor on the connection of ``session``'s transaction (for ``driver_sql`` statements)."""
+    driver_connection = session.connection().connection.driver_connection
+    assert isinstance(driver_connection, psycopg.Connection)
+    with driver_connection.cursor() as cursor:
+        yield cursor
+
+
+_DIALECT = PGDialect_psycopg()  # type: ignore[no-untyped-call]
+
+
+@dataclass(frozen=True)
+class DriverStatement:
+    """A statement compiled once to the SQL that SQLAlchemy sends for it on psycopg (named
+    ``%(name)s`` parameters, each with its cast), to run on a driver cursor with the values a
+    session would pass; ``constants``: the values the statement binds itself (its literals)."""
+
+    sql: str
+    constants: dict[str, Any]
+
+    def params(self, values: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {**self.constants, **values} if values else self.constants
+
+
+def driver_sql(statement: ClauseElement) -> DriverStatement:
+    compiled = statement.compile(dialect=_DIALECT)
+    return DriverStatement(str(compiled), {key: value for key, value in compiled.params.items() if value is not None})
 
 
 def ping(tx: Transactions) -> None:

@@ -9,13 +9,14 @@ claim statement and the wake-up of every worker.
 
 from __future__ import annotations
 
+import psycopg
 from sqlalchemy.exc import DataError, IntegrityError
 
 from dps_common.db import Transactions
 
 from dps_webhooks.adapters import metrics
 from dps_webhooks.services.hand_over import HandOver, NoHandOver
-from dps_webhooks.services.intake import Accepted, IncomingEvent, accept_events
+from dps_webhooks.services.intake import Accepted, IncomingEvent, accept_batch
 
 
 class EventsRefused(Exception):
@@ -41,13 +42,15 @@ class EventIntake:
             return taken
 
         try:
-            with self._tx() as session:
-                accepted = accept_events(session, events, take_up_to=take_up_to, lease_seconds=self._lease_seconds)
+            with self._tx.write_cursor() as cursor:  # a driver cursor: no session per batch
+                accepted = accept_batch(cursor, events, take_up_to=take_up_to, lease_seconds=self._lease_seconds)
         except Exception as exc:
             if taken:
                 self._hand_over.give_back(taken)  # stored nothing
             if isinstance(exc, DataError | IntegrityError):
                 raise EventsRefused(str(exc.orig)) from exc
+            if isinstance(exc, psycopg.DataError | psycopg.IntegrityError):
+                raise EventsRefused(str(exc)) from exc
             raise
         metrics.EVENTS_ACCEPTED.inc(len(events))  # a redelivered one too (it creates nothing)
         metrics.DELIVERIES_CREATED.inc(accepted.deliveries)

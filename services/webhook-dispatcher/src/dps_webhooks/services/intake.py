@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from psycopg import Cursor
 from sqlalchemy import (
     Boolean,
     ColumnElement,
@@ -35,13 +36,14 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from dps_common.db import driver_sql, session_cursor
 from dps_common.events.envelope import is_internal
 from dps_common.ids import new_id
 from dps_common.json import loads
 
 from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.base import Base
-from dps_webhooks.db.deliveries import first_claim, notify_due
+from dps_webhooks.db.deliveries import DELIVERIES, first_claim, notify_due
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.claims import Claimed
 
@@ -98,6 +100,18 @@ def accept_events(
     take_up_to: Callable[[int], int] = _take_none,
     lease_seconds: float = 0.0,
 ) -> Accepted:
+    """``accept_batch`` in a session's transaction."""
+    with session_cursor(session) as cursor:
+        return accept_batch(cursor, events, take_up_to=take_up_to, lease_seconds=lease_seconds)
+
+
+def accept_batch(
+    cursor: Cursor[Any],
+    events: list[IncomingEvent],
+    *,
+    take_up_to: Callable[[int], int] = _take_none,
+    lease_seconds: float = 0.0,
+) -> Accepted:
     """Store a batch of events and their deliveries in two statements. Events already accepted
     (or repeated within the batch) create nothing.
 
@@ -112,8 +126,8 @@ def accept_events(
     # The new events' rows and, in the same statement, the endpoints of their organizations: an
     # event already known (a redelivery) returns nothing, so it creates nothing.
     by_id = {event.id: event for event in fresh}
-    found = session.connection().execute(_STORE_EVENTS_WITH_SUBSCRIBERS, _event_arrays(fresh)).all()
-    pairs = [(by_id[endpoint.event_id], endpoint) for endpoint in found]
+    found = cursor.execute(_STORE_SQL.sql, _STORE_SQL.params(_event_arrays(fresh)), prepare=True).fetchall()
+    pairs = [(by_id[row[0]], _Subscriber(*row[1:])) for row in found]
     pairs = [(event, endpoint) for event, endpoint in pairs if _subscribed(endpoint.event_types, event.type)]
     # offsets from the statement's now(): one clock for every row, no round trip to read it
     rows = [
@@ -144,10 +158,22 @@ def accept_events(
             )
         )
     if rows:
-        session.connection().execute(_INSERT_DELIVERIES, as_arrays(rows, _DELIVERY_COLUMNS))
+        cursor.execute(_INSERT_DELIVERIES_SQL.sql, _INSERT_DELIVERIES_SQL.params(as_arrays(rows, _DELIVERY_COLUMNS)), prepare=True)
     if len(due) > len(taken):
-        notify_due(session)
+        cursor.execute(_NOTIFY_DUE_SQL.sql, _NOTIFY_DUE_SQL.params(), prepare=True)  # notify_due's statement
     return Accepted(len(rows), claimed)
+
+
+@dataclass(frozen=True)
+class _Subscriber:
+    """An endpoint of a stored event's organization, as ``_STORE_EVENTS_WITH_SUBSCRIBERS`` returns it."""
+
+    id: UUID
+    status: str
+    event_types: list[str]
+    url: str
+    secret_sealed: bytes
+    rate_limit_per_second: int | None
 
 
 def _unique_in_id_order(events: list[IncomingEvent]) -> list[IncomingEvent]:
@@ -306,6 +332,7 @@ _DELIVERY_COLUMNS: dict[str, TypeEngine[Any]] = {
     "completed_at": Interval(),  # offset from now(); NULL: not final
 }
 _DELIVERY_ROWS = unnested("delivery", _DELIVERY_COLUMNS)
+_STORE_SQL = driver_sql(_STORE_EVENTS_WITH_SUBSCRIBERS)
 _AT_TIMES = {"next_attempt_at", "completed_at"}
 _INSERT_DELIVERIES = insert(Base.metadata.tables[WebhookDelivery.__tablename__]).from_select(
     list(_DELIVERY_COLUMNS),
@@ -316,3 +343,5 @@ _INSERT_DELIVERIES = insert(Base.metadata.tables[WebhookDelivery.__tablename__])
         )
     ),
 )
+_INSERT_DELIVERIES_SQL = driver_sql(_INSERT_DELIVERIES)
+_NOTIFY_DUE_SQL = driver_sql(select(func.pg_notify(DELIVERIES.channel, "")))

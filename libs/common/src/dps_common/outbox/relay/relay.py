@@ -26,7 +26,7 @@ from dps_common.db import Transactions
 from dps_common.db_retry import OutageLog
 from dps_common.messaging import Backoff, EventPublisher, Published, PublishFailed
 from dps_common.outbox.relay import metrics
-from dps_common.outbox.relay.batches import OUTBOX_QUEUE, Claimed, claim_unpublished, mark_published
+from dps_common.outbox.relay.batches import OUTBOX_QUEUE, Claimed, claim, mark_published
 from dps_common.outbox.relay.settings import RelaySettings
 from dps_common.process_server import Heartbeat
 
@@ -101,11 +101,11 @@ class OutboxRelay:
         The batch is sent at once and its confirms awaited once. When the broker fails midway, or
         returns or refuses some events, the rows it confirmed are still marked (fewer duplicates),
         the rest are released unmarked, and ``PublishFailed`` is raised."""
-        with self._tx() as session:
-            batch = claim_unpublished(session, self.settings.batch_size, self.settings.shards)
+        with self._tx.write_cursor() as cursor:
+            batch = claim(cursor, self.settings.batch_size, self.settings.shards)
             published = self._publisher.publish_batch(batch.events)
             confirmed_at = time.time()  # wall clock, as occurred_at is
-            mark_published(session, published.confirmed)
+            mark_published(cursor, published.confirmed)
         self.published += len(published.confirmed)
         _count(batch, published, confirmed_at)
         if published.confirmed:

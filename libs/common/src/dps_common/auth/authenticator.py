@@ -55,31 +55,33 @@ class Authenticator:
         self._keyed_hash = hmac.new(pepper, digestmod=hashlib.sha256)
         self._cache = cache
         self._now = now  # an expired key (a console credential past its end) is refused even from the cache
-        # keys as presented that passed the check, with the cached record they were checked against
-        self._verified: dict[str, tuple[ParsedKey, KeyRecord]] = {}
+        # Keys that passed the check, by a digest of the key as presented (never the key: no secret
+        # outlives its request in memory), with the key id and the cached record checked against.
+        self._verified: dict[bytes, tuple[str, KeyRecord]] = {}
 
     def authenticate(self, raw_key: str | None) -> Principal:
         # A key checked before against the record the cache still holds (the very object): no parse
         # and no HMAC, a client sends the same key on every request. The cache decides as before (its
         # TTL, invalidations) and the expiry is checked each time; a record loaded anew is checked anew.
-        seen = self._verified.get(raw_key) if raw_key is not None else None
-        if seen is not None and (record := self._cache.get(seen[0].key_id, self._store.find)) is seen[1]:
-            if record.expires_at is not None and record.expired(self._now()):
-                raise Unauthorized(INVALID_KEY, code="invalid_api_key")  # a console credential past its end
-            return record.principal
-        if seen is not None:  # the record was loaded anew (its TTL ended) or is gone: checked against it
-            # (pop, not del: the cache's load may have yielded to a greenlet that emptied the memory)
-            self._verified.pop(raw_key, None)  # type: ignore[arg-type]  # not None: seen
-            parsed = seen[0]
-            record = self._verify(parsed, record)
-        else:
-            parsed = self._parse(raw_key)
-            record = self._verify(parsed, self._cache.get(parsed.key_id, self._store.find))
-        if record.expires_at is not None and record.expired(self._now()):
-            raise Unauthorized(INVALID_KEY, code="invalid_api_key")
+        if raw_key is None:
+            raise Unauthorized(MISSING_KEY, code="missing_api_key")
+        presented = hashlib.blake2b(raw_key.encode(), digest_size=32).digest()
+        seen = self._verified.get(presented)
+        if seen is not None:
+            key_id, checked = seen
+            record = self._cache.get(key_id, self._store.find)
+            if record is checked:
+                if record.expires_at is not None and record.expired(self._now()):
+                    raise Unauthorized(INVALID_KEY, code="invalid_api_key")  # a console credential past its end
+                return record.principal
+            # loaded anew (its TTL ended) or gone: checked in full below (pop, not del: the cache's load
+            # may have yielded to a greenlet that emptied the memory)
+            self._verified.pop(presented, None)
+        parsed = self._parse(raw_key)
+        record = self._check_parsed(parsed, cached=True)
         if len(self._verified) >= MAX_VERIFIED:
             self._verified.clear()
-        self._verified[raw_key] = (parsed, record)  # type: ignore[index]  # not None: it parsed
+        self._verified[presented] = (parsed.key_id, record)
         return record.principal
 
     def authenticate_fresh(self, raw_key: str | None) -> Principal:
@@ -94,7 +96,9 @@ class Authenticator:
         return self._check(raw_key, cached=False)
 
     def _check(self, raw_key: str | None, *, cached: bool) -> KeyRecord:
-        parsed = self._parse(raw_key)
+        return self._check_parsed(self._parse(raw_key), cached=cached)
+
+    def _check_parsed(self, parsed: ParsedKey, *, cached: bool) -> KeyRecord:
         record = self._verify(parsed, self._cache.get(parsed.key_id, self._store.find) if cached
                               else self._store.find(parsed.key_id))
         # a console credential past its end: refused like an unknown key (an integration key has no end)

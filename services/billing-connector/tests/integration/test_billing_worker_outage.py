@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
+from dps_common import migrations
 from dps_common.db_retry import AVAILABLE_AGAIN_MESSAGE, UNAVAILABLE_MESSAGE
 from dps_testing.connection_kills import private_login
+from dps_testing.services import fresh_database
 
 from dps_billing.composition import build_push_worker
 
@@ -19,6 +22,16 @@ from billing_helpers import connect, line, quote
 from push_helpers import read_push, request_push, wait_for
 
 OUTAGE_SECONDS = 3.0  # a dozen polls at the poll below
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    """A database of this module's own (its settings, app and worker follow it): other modules leave
+    pushes queued on the suite's database with connections sealed under their own token key, which
+    this worker would claim and fail to open ('push run crashed', fresh-clone CI)."""
+    with fresh_database("dps_billing_outage") as url:
+        migrations.upgrade("dps_billing", url)
+        yield url
 
 
 def test_the_push_worker_logs_an_outage_once_and_runs_the_push_queued_during_it(

@@ -23,14 +23,33 @@ All times come from the database clock (``now()``), never a worker's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, CursorResult, and_, func, or_, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    CursorResult,
+    Integer,
+    Interval,
+    String,
+    Text,
+    Uuid,
+    and_,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
 from dps_common.work_queue import WorkQueue
 
+from dps_webhooks.db.arrays import as_arrays, unnested
+from dps_webhooks.db.base import Base
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.claims import Claimed
 
@@ -121,3 +140,34 @@ def release_held(session: Session, endpoint_id: UUID) -> None:
     released = cast("CursorResult[Any]", session.execute(statement))
     if released.rowcount:
         notify_due(session)
+
+
+# New deliveries in one statement, whatever their number: rows of ``intake.delivery_row``'s columns
+# (plus a claim's, for deliveries stored already claimed), times as offsets from the statement's now().
+DELIVERY_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "id": Uuid(),
+    "organization_id": Uuid(),
+    "endpoint_id": Uuid(),
+    "event_id": Uuid(),
+    "event_type": String(),
+    "status": String(),
+    "is_test": Boolean(),
+    "retry_of": Uuid(),
+    "attempt_count": Integer(),
+    "next_attempt_at": Interval(),  # offset from now(); NULL: held or final
+    "claim_token": Uuid(),
+    "last_error_message": Text(),
+    "completed_at": Interval(),  # offset from now(); NULL: not final
+}
+_AT_TIMES = {"next_attempt_at", "completed_at"}
+_NEW_ROWS = unnested("delivery", DELIVERY_COLUMNS)
+INSERT_DELIVERIES = insert(Base.metadata.tables[Delivery.__tablename__]).from_select(
+    list(DELIVERY_COLUMNS),
+    select(*(func.now() + _NEW_ROWS.c[name] if name in _AT_TIMES else _NEW_ROWS.c[name] for name in DELIVERY_COLUMNS)),
+)
+
+
+def insert_deliveries(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    """New deliveries (``DELIVERY_COLUMNS``; a column a row lacks is NULL) in one statement."""
+    if rows:
+        session.connection().execute(INSERT_DELIVERIES, as_arrays(rows, DELIVERY_COLUMNS))

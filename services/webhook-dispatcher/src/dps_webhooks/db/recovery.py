@@ -1,5 +1,6 @@
 """The statements of an endpoint's recovery (``services/recovery.py``): its exhausted deliveries not yet
-redelivered, where the spread of its earlier recoveries ends, and the new deliveries in one statement.
+redelivered and where the spread of its earlier recoveries ends (the new deliveries go in with
+``db/deliveries.insert_deliveries``, as the intake's do).
 
 A delivery's UUIDv7 id and its ``created_at`` are the same moment (the id is made as the row is, the
 time is the transaction's), so bounds on the id a day wider than the window cut the scan to the
@@ -10,16 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Boolean, Integer, Interval, String, Text, Uuid, func, not_, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import func, not_, select
 from sqlalchemy.orm import Session, aliased
-from sqlalchemy.types import TypeEngine
 
-from dps_webhooks.db.arrays import as_arrays, unnested
-from dps_webhooks.db.base import Base
 from dps_webhooks.db.id_bounds import first_id_at
 from dps_webhooks.db.models import WebhookDelivery, WebhookEvent
 
@@ -89,32 +85,3 @@ def spread_ends_in(session: Session, endpoint_id: UUID, now: datetime) -> float 
         )
     )
     return None if seconds is None else float(seconds)
-
-
-def insert_deliveries(session: Session, rows: list[dict[str, Any]]) -> None:
-    """New deliveries (``intake.delivery_row``'s columns, their times as offsets from now()) in one
-    statement."""
-    if rows:
-        session.connection().execute(_INSERT, as_arrays(rows, _COLUMNS))
-
-
-_COLUMNS: dict[str, TypeEngine[Any]] = {
-    "id": Uuid(),
-    "organization_id": Uuid(),
-    "endpoint_id": Uuid(),
-    "event_id": Uuid(),
-    "event_type": String(),
-    "status": String(),
-    "is_test": Boolean(),
-    "retry_of": Uuid(),
-    "attempt_count": Integer(),
-    "next_attempt_at": Interval(),  # offset from now(); NULL: held
-    "last_error_message": Text(),
-    "completed_at": Interval(),  # offset from now(); NULL: not final
-}
-_TIMES = {"next_attempt_at", "completed_at"}
-_ROWS = unnested("delivery", _COLUMNS)
-_INSERT = insert(Base.metadata.tables[WebhookDelivery.__tablename__]).from_select(
-    list(_COLUMNS),
-    select(*(func.now() + _ROWS.c[name] if name in _TIMES else _ROWS.c[name] for name in _COLUMNS)),
-)

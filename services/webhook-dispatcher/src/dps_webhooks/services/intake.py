@@ -21,11 +21,9 @@ from uuid import UUID
 
 from psycopg import Cursor
 from sqlalchemy import (
-    Boolean,
     ColumnElement,
     DateTime,
     Integer,
-    Interval,
     String,
     Text,
     Uuid,
@@ -43,7 +41,7 @@ from dps_common.json import loads
 
 from dps_webhooks.db.arrays import as_arrays, unnested
 from dps_webhooks.db.base import Base
-from dps_webhooks.db.deliveries import DELIVERIES, first_claim, notify_due
+from dps_webhooks.db.deliveries import DELIVERIES, DELIVERY_COLUMNS, INSERT_DELIVERIES, first_claim, notify_due
 from dps_webhooks.db.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from dps_webhooks.domain.claims import Claimed
 
@@ -158,7 +156,7 @@ def accept_batch(
             )
         )
     if rows:
-        cursor.execute(_INSERT_DELIVERIES_SQL.sql, _INSERT_DELIVERIES_SQL.params(as_arrays(rows, _DELIVERY_COLUMNS)), prepare=True)
+        cursor.execute(_INSERT_DELIVERIES_SQL.sql, _INSERT_DELIVERIES_SQL.params(as_arrays(rows, DELIVERY_COLUMNS)), prepare=True)
     if len(due) > len(taken):
         cursor.execute(_NOTIFY_DUE_SQL.sql, _NOTIFY_DUE_SQL.params(), prepare=True)  # notify_due's statement
     return Accepted(len(rows), claimed)
@@ -316,32 +314,6 @@ _STORE_EVENTS_WITH_SUBSCRIBERS = (
 
 # ``delivery_row``'s ``now`` in a batch, which stores its times as offsets from the statement's now()
 _NO_OFFSET = timedelta(0)
-_DELIVERY_COLUMNS: dict[str, TypeEngine[Any]] = {
-    "id": Uuid(),
-    "organization_id": Uuid(),
-    "endpoint_id": Uuid(),
-    "event_id": Uuid(),
-    "event_type": String(),
-    "status": String(),
-    "is_test": Boolean(),
-    "retry_of": Uuid(),
-    "attempt_count": Integer(),
-    "next_attempt_at": Interval(),  # offset from now(); NULL: held or final
-    "claim_token": Uuid(),
-    "last_error_message": Text(),
-    "completed_at": Interval(),  # offset from now(); NULL: not final
-}
-_DELIVERY_ROWS = unnested("delivery", _DELIVERY_COLUMNS)
 _STORE_SQL = driver_sql(_STORE_EVENTS_WITH_SUBSCRIBERS)
-_AT_TIMES = {"next_attempt_at", "completed_at"}
-_INSERT_DELIVERIES = insert(Base.metadata.tables[WebhookDelivery.__tablename__]).from_select(
-    list(_DELIVERY_COLUMNS),
-    select(
-        *(
-            func.now() + _DELIVERY_ROWS.c[name] if name in _AT_TIMES else _DELIVERY_ROWS.c[name]
-            for name in _DELIVERY_COLUMNS
-        )
-    ),
-)
-_INSERT_DELIVERIES_SQL = driver_sql(_INSERT_DELIVERIES)
+_INSERT_DELIVERIES_SQL = driver_sql(INSERT_DELIVERIES)
 _NOTIFY_DUE_SQL = driver_sql(select(func.pg_notify(DELIVERIES.channel, "")))

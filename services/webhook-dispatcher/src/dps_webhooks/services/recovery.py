@@ -24,8 +24,8 @@ from uuid import UUID
 from dps_common.auth.principal import Principal
 from dps_common.db import Transactions
 
-from dps_webhooks.db.deliveries import notify_due
-from dps_webhooks.db.recovery import exhausted_not_redelivered, insert_deliveries, spread_ends_in
+from dps_webhooks.db.deliveries import insert_deliveries, notify_due
+from dps_webhooks.db.recovery import exhausted_not_redelivered, spread_ends_in
 from dps_webhooks.domain.endpoint_status import EndpointStatus, new_delivery_held
 from dps_webhooks.domain.recovery import MAX_PER_CALL, Recovery, recovery_window, spread
 from dps_webhooks.services import intake

@@ -17,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import PoolProxiedConnection
 
 from dps_common.db_retry import transaction_committed, transaction_failed
 from dps_common.json import dumps, loads
@@ -164,19 +165,10 @@ class Transactions:
         engine's pool, so a read costs its query and little else (no session, no statement building,
         no BEGIN). Pooled like every other connection, so the process holds no more than the pool."""
         if self._read_engine is None:  # bound to a connection (tests): read inside its transaction
-            with self.read() as session:
-                driver_connection = session.connection().connection.driver_connection
-                assert isinstance(driver_connection, psycopg.Connection)
-                with driver_connection.cursor() as cursor:
-                    yield cursor
+            with self.read() as session, session_cursor(session) as cursor:
+                yield cursor
             return
-        try:
-            pooled = self._read_engine.raw_connection()
-        except BaseException as error:
-            transaction_failed(error, started=False)
-            raise
-        connection = pooled.driver_connection
-        assert isinstance(connection, psycopg.Connection)
+        pooled, connection = self._pooled(self._read_engine)
         try:
             connection.autocommit = True
             with connection.cursor() as cursor:
@@ -203,13 +195,7 @@ class Transactions:
             with self() as session, session_cursor(session) as cursor:
                 yield cursor
             return
-        try:
-            pooled = self._read_engine.raw_connection()
-        except BaseException as error:
-            transaction_failed(error, started=False)
-            raise
-        connection = pooled.driver_connection
-        assert isinstance(connection, psycopg.Connection)
+        pooled, connection = self._pooled(self._read_engine)
         cursor = connection.cursor()
         try:
             yield cursor
@@ -229,6 +215,19 @@ class Transactions:
         finally:
             cursor.close()
             pooled.close()  # back to the pool (or gone, when invalidated)
+
+    @staticmethod
+    def _pooled(engine: Engine) -> tuple[PoolProxiedConnection, psycopg.Connection[Any]]:
+        """A connection of ``engine``'s pool and its psycopg connection; failing to get one is reported
+        to ``dps_common.db_retry`` as a transaction that never started."""
+        try:
+            pooled = engine.raw_connection()
+        except BaseException as error:
+            transaction_failed(error, started=False)
+            raise
+        connection = pooled.driver_connection
+        assert isinstance(connection, psycopg.Connection)
+        return pooled, connection
 
     def dispose(self) -> None:
         """Close every connection of the engine's pool."""

@@ -36,6 +36,9 @@ class ClosesIdleConnections(BaseHTTPRequestHandler):
         if self.answered_at is not None and time.monotonic() - self.answered_at > KEEP_ALIVE:
             self.close_connection = True  # closed as the request came in: no answer
             return
+        # Recorded before the answer leaves: the client may read it and look at the record at once.
+        answered: Answered = getattr(self.server, "answered")
+        answered.append(self.client_address[1])
         body = b'{"ok": true}'
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -44,8 +47,6 @@ class ClosesIdleConnections(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
         self.answered_at = time.monotonic()
-        answered: Answered = getattr(self.server, "answered")
-        answered.append(self.client_address[1])
 
     def log_message(self, format: str, *args: Any) -> None:
         return None

@@ -1,7 +1,7 @@
 """An endpoint's rateLimitPerSecond on the machine's Redis, the database and a real HTTPS receiver:
 two delivery workers together never send it more than its rate in any one second the receiver
 measures, deliveries wait for their turn (those put back make no attempt: each is delivered on its
-first), for the deliveries workers claim and those the consumer hands over; with the store away,
+first; one claimed back after its turn goes at once), for the deliveries workers claim and those the consumer hands over; with the store away,
 deliveries to a limited endpoint wait (logged once) and the others go on."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,12 +19,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from sqlalchemy import text
 
 from dps_testing.rate_limits import closed_port_url, key_prefix, redis_url
 
 from dps_webhooks.adapters.throttle import RedisTurns
-from dps_webhooks.domain.throttle import spacing_us
+from dps_webhooks.domain.throttle import Turn, spacing_us
 from dps_webhooks.services.attempts import LISTEN_APPLICATION_NAME
 from dps_webhooks.services.intake import accept_events
 
@@ -122,6 +124,27 @@ def test_the_script_hands_out_turns_in_order_with_tickets(shared_redis):
     newcomer = turns.take(endpoint, uuid.uuid4(), RATE, horizon)
     assert newcomer.wait_us > waits[7] + spacing_us(RATE) // 2
     assert turns.take(uuid.uuid4(), uuid.uuid4(), RATE, horizon) == turns.take(uuid.uuid4(), uuid.uuid4(), 1, horizon)
+
+
+def test_a_ticket_claimed_back_after_its_turn_is_honoured_at_once_and_takes_no_new_turn(shared_redis):
+    """A delivery put back with a ticket that no worker claimed back in time (all threads busy): its
+    turn went by unused. It goes at once rather than queueing again behind every turn handed out
+    meanwhile (its missed turn would otherwise be lost to the endpoint's rate)."""
+    turns = RedisTurns(shared_redis["REDIS_URL"], shared_redis["RATE_LIMIT_KEY_PREFIX"], 1.0)
+    endpoint, horizon, rate = uuid.uuid4(), 2_000_000, 20  # 55 ms apart: a ticket after 37 turns
+    deliveries = [uuid.uuid4() for _ in range(40)]
+    taken = [turns.take(endpoint, delivery, rate, horizon) for delivery in deliveries]
+    late = next(n for n, turn in enumerate(taken) if not turn.now)  # the first put back with a ticket
+    for _ in range(40):  # newcomers keep the schedule busy, ~4 s ahead, well past the ticket's turn
+        turns.take(endpoint, uuid.uuid4(), rate, horizon)
+    tat_key = f"{shared_redis['RATE_LIMIT_KEY_PREFIX']}:webhook-throttle:{{{endpoint}}}"
+    store = redis.Redis.from_url(shared_redis["REDIS_URL"])
+    booked = store.get(tat_key)
+    time.sleep(taken[late].wait_us / 1_000_000 + 0.05)  # its turn passes, unclaimed
+    back = turns.take(endpoint, deliveries[late], rate, horizon)
+    assert back == Turn(True, 0)  # before: the next free turn, ~2 s on, put back once more
+    assert store.get(tat_key) == booked  # no turn taken from the others
+    assert turns.start(endpoint, rate) == 0  # and it may start
 
 
 def test_two_worker_processes_never_send_faster_than_the_rate_and_every_delivery_waits_for_its_turn(

@@ -1,6 +1,6 @@
 """GCRA's turns (``domain/throttle.py``), the arithmetic the Redis script repeats: first come, first
 served, one spacing apart, a later turn given as a ticket its delivery comes back for, a ticket
-whose time passed spent; and the in-process store (``adapters/throttle.py``'s ``LocalTurns``)."""
+whose time passed honoured at once within the horizon and spent beyond it; and the in-process store (``adapters/throttle.py``'s ``LocalTurns``)."""
 
 from __future__ import annotations
 
@@ -54,16 +54,40 @@ def test_a_delivery_put_back_comes_back_for_its_own_turn_ahead_of_newcomers():
     assert schedule.tat == 12 * SPACING  # coming back took no new turn
 
 
-def test_a_ticket_brought_back_too_early_is_kept_and_one_brought_back_late_is_spent():
+def test_a_ticket_brought_back_too_early_is_kept_and_one_brought_back_late_is_honoured_at_once():
     schedule = Schedule()
     for n in range(20):
         take_turn(schedule, f"d{n}", 0, SPACING, HORIZON)
     early = take_turn(schedule, "d19", 0, SPACING, HORIZON)  # its ticket, still beyond the horizon
     assert not early.now and early.wait_us == 19 * SPACING and schedule.tat == 20 * SPACING
-    late_at = 19 * SPACING + 1  # its turn has passed: sending now would crowd the turns after it
+    take_turn(schedule, "d20", 0, SPACING, HORIZON)  # a newcomer, behind it
+    late_at = 19 * SPACING + HORIZON  # its turn went by unused (no worker free): it goes now, in its place
     late = take_turn(schedule, "d19", late_at, SPACING, HORIZON)
-    assert late.now and late.wait_us == 20 * SPACING - late_at  # the next free turn instead
-    assert schedule.tat == 21 * SPACING
+    assert late.now and late.wait_us == 0
+    assert schedule.tat == 21 * SPACING and "d19" not in (schedule.tickets or {})  # no new turn taken, the ticket used
+
+
+def test_a_ticket_missed_by_more_than_the_horizon_is_spent():
+    schedule = Schedule()
+    for n in range(20):
+        take_turn(schedule, f"d{n}", 0, SPACING, HORIZON)
+    for n in range(20, 40):  # the schedule still busy long after d19's turn
+        take_turn(schedule, f"d{n}", 0, SPACING, HORIZON)
+    very_late = 19 * SPACING + HORIZON + 1  # the endpoint paused, the workers stopped: its moment is long gone
+    late = take_turn(schedule, "d19", very_late, SPACING, HORIZON)
+    assert not late.now and late.wait_us == 40 * SPACING - very_late  # the next free turn instead
+    assert schedule.tat == 41 * SPACING
+
+
+def test_a_late_start_keeps_the_spacing_when_a_late_ticket_is_honoured():
+    """The missed turn's delivery starts now; the next turn's start waits for the spacing after it."""
+    schedule = Schedule()
+    for n in range(12):
+        take_turn(schedule, f"d{n}", 0, SPACING, HORIZON)
+    late_at = 10 * SPACING + 30_000  # d10's turn passed unused; d11's is 80 ms away
+    assert take_turn(schedule, "d10", late_at, SPACING, HORIZON).wait_us == 0
+    assert start(schedule, late_at, SPACING) == 0
+    assert start(schedule, 11 * SPACING, SPACING) == 30_000  # d11 on time, pushed back by the late one
 
 
 def test_the_local_store_keeps_each_endpoint_apart():

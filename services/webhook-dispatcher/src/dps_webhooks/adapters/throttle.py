@@ -33,8 +33,8 @@ local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local spacing, horizon = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ticket = tonumber(redis.call('GET', KEYS[2]))
 local turn
-if ticket and ticket >= now then
-  turn = ticket
+if ticket and ticket >= now - horizon then
+  turn = math.max(ticket, now)
 else
   turn = math.max(tonumber(redis.call('GET', KEYS[1])) or 0, now)
   redis.call('SET', KEYS[1], string.format('%d', turn + spacing), 'PX', math.floor((turn + spacing - now) / 1000) + 1000)
@@ -121,7 +121,7 @@ class LocalTurns:
         with self._lock:
             self._takes += 1
             if self._takes % self._PRUNE_EVERY == 0:
-                self._prune(now)
+                self._prune(now, horizon_us)
             schedule = self._schedules.setdefault(endpoint_id, Schedule())
             return take_turn(schedule, str(delivery_id), now, spacing_us(rate_per_second), horizon_us)
 
@@ -130,11 +130,12 @@ class LocalTurns:
         with self._lock:
             return start(self._schedules.setdefault(endpoint_id, Schedule()), now, spacing_us(rate_per_second))
 
-    def _prune(self, now: int) -> None:
-        """Forget what is spent, as the Redis keys expire: passed turns, tickets never used."""
+    def _prune(self, now: int, horizon_us: int) -> None:
+        """Forget what is spent, as the Redis keys expire: passed turns, tickets missed by more than
+        the horizon (no longer honoured)."""
         for endpoint_id, schedule in list(self._schedules.items()):
             if schedule.tickets:
-                schedule.tickets = {key: turn for key, turn in schedule.tickets.items() if turn >= now}
+                schedule.tickets = {key: turn for key, turn in schedule.tickets.items() if turn >= now - horizon_us}
             if schedule.tat < now and not schedule.tickets and (schedule.last_start or 0) < now - 60_000_000:
                 del self._schedules[endpoint_id]
 

@@ -10,8 +10,15 @@ start of the next would put twice the rate in a one-second window that straddles
 A delivery whose turn is further away than the horizon does not hold its thread until then: it is
 given the turn all the same, as a ticket, and is put back in the database until shortly before it;
 when it is claimed again, its ticket is its turn. A ticket whose time has passed (its delivery was
-not claimed again in time: a worker was full, stopping, or the endpoint was paused) is spent: using it
-late would put it next to the turns given after it, so its delivery takes a new turn, the next free.
+not claimed again in time: every thread of the workers was busy, a worker stopping) is still honoured
+if it is late by no more than the horizon: the delivery goes at once. Its turn went by unused, so
+the endpoint would otherwise get one send fewer than its rate and the delivery would queue again
+behind every turn handed out meanwhile. Sending it now cannot crowd the turns after it: every send
+goes through ``start``, which keeps starts a spacing apart, so the late one takes the place of the
+missed one and the next ones move back by at most a spacing each, until the schedule has a gap. Only
+tickets missed within the last horizon are honoured, so what they add to the starts' waits stays
+within a horizon's turns; a ticket later than that (the endpoint paused, every worker stopped) is
+spent, and its delivery takes a new turn, the next free.
 
 The spacing is the second divided by the rate, plus ``SPACING_MARGIN`` (10 %): starts are exact to
 Redis's clock, but a request reaches the receiver some time after its start, and that time varies:
@@ -63,12 +70,13 @@ class Schedule:
 
 
 def take_turn(schedule: Schedule, delivery: str, now_us: int, spacing: int, horizon_us: int) -> Turn:
-    """The delivery's turn (its ticket's, or the next free one), updating ``schedule``; mirrored by
+    """The delivery's turn (its ticket's, at once if it was missed within the horizon, or the next
+    free one), updating ``schedule``; mirrored by
     ``adapters/throttle.py``'s script, statement for statement."""
     tickets = schedule.tickets if schedule.tickets is not None else {}
     ticket = tickets.pop(delivery, None)
-    if ticket is not None and ticket >= now_us:
-        turn = ticket
+    if ticket is not None and ticket >= now_us - horizon_us:  # on time, or missed within the horizon
+        turn = max(ticket, now_us)
     else:
         turn = max(schedule.tat, now_us)
         schedule.tat = turn + spacing

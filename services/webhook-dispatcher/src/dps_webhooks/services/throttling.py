@@ -9,7 +9,8 @@ unchanged, and a delivery put back has not made an attempt.
 
 Put back: the claim counted an attempt (``db/deliveries.py``: every claim does, before anything is
 sent), so its count goes back down, its claim is given up and it is due again shortly before its
-turn, when any worker claims it and its ticket is its turn. Guarded by the claim's token: a claim
+turn, when any worker claims it and its ticket is its turn (claimed a little late, up to the
+horizon after it, it goes at once: ``domain/throttle.py``). Guarded by the claim's token: a claim
 already lost (its lease ran out and another worker took the delivery over) changes nothing. A
 delivery held meanwhile (its endpoint paused) stays held. This is the one write an attempt thread
 makes: one statement by primary key, so that a thread never sleeps through its lease.

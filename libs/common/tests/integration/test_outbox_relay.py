@@ -432,7 +432,7 @@ def test_the_relay_command_serves_health_and_metrics(tx, queue, amqp_url, databa
 def test_the_relay_settings_are_read_from_the_environment_and_validated() -> None:
     required = {"DATABASE_URL": "postgresql://u@h/db"}
     defaults = RelaySettings.from_env(required)
-    assert (defaults.batch_size, defaults.poll_interval_seconds, defaults.metrics_port) == (100, 1.0, 0)
+    assert (defaults.batch_size, defaults.poll_interval_seconds, defaults.metrics_port) == (100, 30.0, 0)
     chosen = RelaySettings.from_env(
         {
             **required,

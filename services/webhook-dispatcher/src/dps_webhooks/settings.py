@@ -76,8 +76,9 @@ class Settings(IntrospectingServiceSettings):
     retention_interval_seconds: Annotated[float, between(1, float("inf"))] = Field(
         3600.0, validation_alias="WEBHOOK_RETENTION_INTERVAL_SECONDS"
     )
-    # fallback when no notification wakes the worker
-    poll_interval_seconds: Annotated[float, between(0.01, 60)] = Field(1.0, validation_alias="WEBHOOK_POLL_INTERVAL_SECONDS")
+    # the safety net: the worker wakes on notifications and when the next delivery falls due (read at
+    # each claim), and looks at least this often anyway (a notification lost with its connection)
+    poll_interval_seconds: Annotated[float, between(0.01, 600)] = Field(30.0, validation_alias="WEBHOOK_POLL_INTERVAL_SECONDS")
     # a lone event waits this long for others before the consumer stores it (one transaction, one ack)
     consumer_linger_seconds: Annotated[float, between(0, 1)] = Field(0.02, validation_alias="WEBHOOK_CONSUMER_LINGER_SECONDS")
     # finished attempts wait up to this long to be recorded together (the receiver has them already)

@@ -147,6 +147,35 @@ def test_a_stopping_worker_records_the_results_it_was_lingering_over(store, rece
     assert (row["status"], row["claim_token"], row["attempt_count"]) == ("SUCCESS", None, 1)
 
 
+def test_a_retry_is_attempted_when_due_though_the_safety_poll_is_a_minute_away(store, receiver, make_settings):
+    """No poll finds the retry: the claim after its recording reads when it falls due (2 s), and the
+    loop sleeps until then. With the old fixed poll it would wait the whole 60 s."""
+    organization_id = uuid4()
+    endpoint_id, secret = store.endpoint(receiver.url("/quiet-retry", host="localhost"), organization_id=organization_id)
+    receiver.secrets.append(secret)
+    receiver.answer("/quiet-retry", 500, 200)
+    settings = make_settings(DATABASE_URL=store.settings.database_url, WEBHOOK_RETRY_GAPS_SECONDS="2", **QUIET)
+    with running_worker(settings):
+        _, delivery_id = store.event_for(endpoint_id)
+        row = store.wait_for_status(delivery_id, "SUCCESS", timeout=30)  # half the safety poll
+    assert [a["response_status"] for a in store.attempts(delivery_id)] == [500, 200]
+    assert row["attempt_count"] == 2
+
+
+def test_a_delivery_due_later_without_a_notification_is_claimed_when_due(store, receiver, make_settings):
+    """A due time written with no notification (put back, spread by a recovery) before the worker's
+    claim: that claim reads it, and the loop wakes for it, not for the next safety poll."""
+    organization_id = uuid4()
+    endpoint_id, secret = store.endpoint(receiver.url("/quiet-later", host="localhost"), organization_id=organization_id)
+    receiver.secrets.append(secret)
+    _, delivery_id = store.event_for(endpoint_id)
+    store.sql("UPDATE webhook_deliveries SET next_attempt_at = now() + interval '3 seconds' WHERE id = :id", id=delivery_id)
+    settings = make_settings(DATABASE_URL=store.settings.database_url, **QUIET)
+    with running_worker(settings):
+        row = store.wait_for_status(delivery_id, "SUCCESS", timeout=30)
+    assert row["attempt_count"] == 1 and len(receiver.requests_to("/quiet-later")) == 1
+
+
 def test_sharded_consumers_store_every_event_once_from_their_shards_queues(store, database) -> None:
     """Two shards: the relays' routing keys carry each organization's shard, each shard's queue has
     its own consumer, and every event is stored once (a redelivered one too), none from a queue

@@ -50,7 +50,7 @@ def test_parts_ending_while_stopping_are_expected():
 def test_not_alive_when_the_delivery_loop_stops_turning():
     now = [0.0]
     one = worker()
-    one.heartbeat = Heartbeat("delivery loop", one.settings.poll_interval_seconds, clock=lambda: now[0])
+    one.heartbeat = Heartbeat("delivery loop", one.heartbeat.stale_after / 5, clock=lambda: now[0])  # as the worker's
     now[0] += 29
     assert liveness(one, [])() is None
     now[0] += 2

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from select import select as wait_readable
 
 import psycopg
 from sqlalchemy import func, select
@@ -67,13 +68,24 @@ class Wakeup:
         return self._connection is not None and not self._connection.closed and not self._connection.broken
 
     def wait(self, timeout: float) -> bool:
-        """Block until a notification or ``timeout``; True when notified."""
-        if self._connection is None:
+        """Block until a notification or ``timeout``; True when notified.
+
+        Sleeps on the connection's socket itself: psycopg's ``notifies(timeout=...)`` wakes every
+        0.1 s to look for interrupts, ten wake-ups a second of an idle process's CPU. Whatever libpq
+        had read already is taken first, so the socket's silence means nothing is waiting."""
+        connection = self._connection
+        if connection is None:
             return False
         try:
-            for _ in self._connection.notifies(timeout=timeout, stop_after=1):
+            for _ in connection.notifies(timeout=0, stop_after=1):
                 return True
-        except psycopg.Error:
+            ready, _, _ = wait_readable([connection.fileno()], [], [], max(0.0, timeout))
+            if ready:
+                for _ in connection.notifies(timeout=0, stop_after=1):
+                    return True
+                if connection.closed or connection.broken:
+                    raise psycopg.OperationalError("the listen connection closed")
+        except (psycopg.Error, OSError, ValueError):
             log.warning("listen connection lost", extra={"channel": self.channel})
             self.close()
         return False

@@ -113,6 +113,25 @@ def claim_due(session: Session, limit: int, lease_seconds: float) -> list[Claime
     return claimed
 
 
+# The earliest delivery a claim may take later: a retry, a delivery put back for its throttle turn, a
+# recovery's spread, a lease that ends (its worker died or is slow). Only those not due yet: one due
+# now that the claim did not take is another worker's (SKIP LOCKED) or beyond the claim's limit.
+_NEXT_DUE = (
+    select(func.extract("epoch", Delivery.next_attempt_at - func.now()))
+    .join(Endpoint, Endpoint.id == Delivery.endpoint_id)
+    .where(Delivery.next_attempt_at > func.now(), _sendable())
+    .order_by(Delivery.next_attempt_at)
+    .limit(1)
+)
+
+
+def seconds_to_next_due(session: Session) -> float | None:
+    """How long until the next delivery falls due (as of this transaction's start), None when none
+    will: read after a claim, it is when the delivery loop looks again with no notification."""
+    seconds = session.connection().execute(_NEXT_DUE).scalar()
+    return None if seconds is None else float(seconds)
+
+
 notify_due = DELIVERIES.notify  # wake the workers when this transaction commits
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from dps_common.db import Transactions
@@ -17,7 +18,7 @@ from dps_common.db_retry import is_connection_lost
 from dps_common.work_queue.wakeup import Wakeup
 
 from dps_webhooks.adapters import metrics
-from dps_webhooks.db.deliveries import DELIVERIES, claim_due
+from dps_webhooks.db.deliveries import DELIVERIES, claim_due, seconds_to_next_due
 from dps_webhooks.domain.claims import Claimed
 from dps_webhooks.services.recording import Finished, record_outcomes
 from dps_webhooks.settings import Settings
@@ -25,6 +26,15 @@ from dps_webhooks.settings import Settings
 log = logging.getLogger("dps.webhooks.worker")
 
 LISTEN_APPLICATION_NAME = "dps-webhooks-worker-listen"
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What one transaction claimed, and, when it took fewer than it could, how long until the next
+    delivery falls due (None: none scheduled, or not looked for): the loop's timer."""
+
+    claimed: list[Claimed] = field(default_factory=list)
+    next_due_in: float | None = None
 
 
 class Attempts:
@@ -36,13 +46,13 @@ class Attempts:
         """What the delivery loop listens on to wake when deliveries become due (``NOTIFY``)."""
         return DELIVERIES.wakeup(database_url, LISTEN_APPLICATION_NAME)
 
-    def record_and_claim(self, batch: Sequence[Finished], limit: int) -> list[Claimed]:
+    def record_and_claim(self, batch: Sequence[Finished], limit: int) -> Claims:
         """The results that are ready, then a claim of up to ``limit`` deliveries, in one transaction.
         When it fails, nothing is recorded: the claims stay and the next attempts are made when their
         leases end. A lost connection (the database is away) is raised, for the loop to log once and
         record the same results again once the database is back."""
         if not batch and limit <= 0:
-            return []
+            return Claims()
         settings = self._settings
         try:
             with self._tx() as session:
@@ -53,12 +63,13 @@ class Attempts:
                     wake_within_seconds=settings.poll_interval_seconds,
                 )
                 claimed = claim_due(session, limit, settings.lease_seconds) if limit > 0 else []
+                next_due_in = seconds_to_next_due(session) if 0 < limit and len(claimed) < limit else None
         except Exception as error:
             metrics.TRANSACTIONS_FAILED.inc()
             if is_connection_lost(error):
                 raise
             log.exception("claim or record failed", extra={"results": len(batch)})
-            return []
+            return Claims()
         metrics.TRANSACTIONS_COMMITTED.inc()
         if claimed:
             metrics.DELIVERIES_CLAIMED.inc(len(claimed))
@@ -70,7 +81,7 @@ class Attempts:
                 continue
             metrics.ATTEMPTS_RECORDED[finished.outcome.status].inc()
             log_attempt(finished)
-        return claimed
+        return Claims(claimed, next_due_in)
 
 
 def log_attempt(finished: Finished) -> None:

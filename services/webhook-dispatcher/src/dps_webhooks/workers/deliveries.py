@@ -1,8 +1,11 @@
 """The delivery worker: claims due deliveries, makes their attempts on a thread pool, records them.
 
 It wakes at once when deliveries become due (PostgreSQL ``NOTIFY`` on the work queue's channel,
-heard on a connection of its own by ``dps_common.work_queue.wake_on_notify``) and otherwise polls, which also picks up retries whose time has
-come and deliveries whose worker died. It claims no more than it has free threads for, so rows it
+heard on a connection of its own by ``dps_common.work_queue.wake_on_notify``), and otherwise when the
+next delivery falls due: a claim that took fewer than it could also reads when that is (a retry, a
+delivery put back for its throttle turn, a recovery's spread, a dead worker's lease), and the loop
+sleeps until then. ``WEBHOOK_POLL_INTERVAL_SECONDS`` (30 s) is only the safety net under both (a
+notification lost with its connection, a due time another process wrote without one). It claims no more than it has free threads for, so rows it
 could not start yet stay free for other workers. ``stop()`` (the process's SIGTERM or SIGINT): stop
 claiming, finish the attempts in flight, record them, return. The process around it (the event
 consumers, the retention loop, ``/healthz`` and ``/metrics``) is put together by
@@ -39,7 +42,7 @@ from dps_webhooks.adapters import metrics
 from dps_webhooks.adapters.signing import SignedSender
 from dps_webhooks.domain.attempt_outcome import decide
 from dps_webhooks.domain.claims import Claimed
-from dps_webhooks.services.attempts import Attempts
+from dps_webhooks.services.attempts import Attempts, Claims
 from dps_webhooks.services.recording import Finished, interrupted_last
 from dps_webhooks.services.throttling import Throttle
 from dps_webhooks.settings import Settings
@@ -69,7 +72,8 @@ class DeliveryWorker:
         self._saturated = False
         self._signalled = False
         self._room_comes_in_time = True  # whether waiting for room to hand over is worth it (consumer's)
-        self.heartbeat = Heartbeat("delivery loop", settings.poll_interval_seconds)  # the process's liveness
+        # the process's liveness: the loop beats at every turn and while it waits (each signal check)
+        self.heartbeat = Heartbeat("delivery loop", _SIGNAL_CHECK_SECONDS)
         self._database = OutageLog(log, "delivery loop")  # an outage: one line when it starts, one when it ends
         # When busy, claim again once a quarter of the threads are free: one claim per few
         # deliveries instead of one per delivery.
@@ -133,14 +137,13 @@ class DeliveryWorker:
                 claim = free >= self._refill_at
             else:
                 claim = free > 0 and (self._notified.is_set() or time.monotonic() >= next_poll)
-            if claim:
-                self._notified.clear()
-                next_poll = time.monotonic() + self.settings.poll_interval_seconds
             record = ready and bool(pending) and (claim or len(pending) >= RECORD_BATCH or time.monotonic() >= record_by)
             if claim or record:
                 limit = self._slots.take(free, capacity) if claim else 0
+                if limit > 0:  # (none: the consumer took the room meanwhile, and the claim is still owed)
+                    self._notified.clear()
                 try:
-                    claimed = self._record_and_claim(pending, limit)
+                    claims = self._record_and_claim(pending, limit)
                 except Exception as error:  # a lost connection (Attempts handles the rest)
                     self._slots.give_back(limit)
                     self._saturated = False
@@ -151,9 +154,12 @@ class DeliveryWorker:
                     continue
                 self._database.succeeded()
                 pending, record_by = [], math.inf
+                claimed = claims.claimed
                 self._slots.give_back(limit - len(claimed))
                 if claim:
                     self._saturated = limit > 0 and len(claimed) == limit
+                if limit > 0:
+                    next_poll = time.monotonic() + self._next_look(claims)
                 self.start(claimed)
             if self._saturated and capacity - self._slots.taken >= self._refill_at:
                 continue
@@ -163,6 +169,12 @@ class DeliveryWorker:
             self._wait(until if until > 0 else self.settings.poll_interval_seconds)
         self._finish_in_flight(pending)
         listener.join(timeout=5)
+
+    def _next_look(self, claims: Claims) -> float:
+        """Seconds until the loop claims again unless notified: when the next delivery falls due,
+        and at the latest after the safety poll."""
+        poll = self.settings.poll_interval_seconds
+        return poll if claims.next_due_in is None else max(0.0, min(poll, claims.next_due_in))
 
     def wait_for_room(self, count: int) -> None:
         """For the consumer, before it stores a batch of ``count`` events: wait (briefly) for room to
@@ -227,6 +239,7 @@ class DeliveryWorker:
             if self._wake.wait(step):
                 return
             waited += step
+            self.heartbeat.beat()
 
     def _take_finished(self) -> list[_Done]:
         done = []
@@ -236,7 +249,7 @@ class DeliveryWorker:
             except queue.Empty:
                 return done
 
-    def _record_and_claim(self, done: list[_Done], limit: int) -> list[Claimed]:
+    def _record_and_claim(self, done: list[_Done], limit: int) -> Claims:
         """One transaction (``services/attempts.py``): the results that are ready, then a claim of up
         to ``limit`` deliveries."""
         return self._attempts.record_and_claim([item.finished for item in done if item.finished is not None], limit)
@@ -254,7 +267,10 @@ class DeliveryWorker:
             if finished is not None:
                 return  # nothing to send: recorded as it is (finally)
             if not self._throttle.wait_for_turn(claimed):
-                return  # put back until its turn (services/throttling.py): no attempt made, nothing to record
+                # put back until its turn (services/throttling.py): no attempt made, nothing to record;
+                # the loop claims at once, which tells it when the delivery is due again
+                self._due()
+                return
             result = self._sender.send(claimed)
             metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
             outcome = decide(

@@ -1,4 +1,5 @@
-"""The relay loop: drain the outbox, then sleep until notified or the poll interval passes.
+"""The relay loop: drain the outbox, then sleep until notified or the poll interval passes (30 s: a
+safety net only, since every insert into the outbox notifies at commit).
 
 A notification that wakes an idle relay is followed by a short linger (``RELAY_LINGER_SECONDS``,
 100 ms) before the claim, so that a steady trickle of commits goes out in batches (one transaction,
@@ -44,7 +45,8 @@ class OutboxRelay:
         # statement trigger, dps_common.outbox.migration), delivered at commit; without it the relay still polls
         self._wakeup = OUTBOX_QUEUE.wakeup(settings.database_url, settings.application_name + "-listen")
         self.published = 0  # events confirmed and marked by this relay
-        self.heartbeat = Heartbeat("relay loop", settings.poll_interval_seconds)
+        # its liveness: beaten at every turn and every idle slice
+        self.heartbeat = Heartbeat("relay loop", IDLE_SLICE_SECONDS)
 
     def run(self, stop: threading.Event) -> None:
         """Relay until ``stop`` is set; returns after at most one batch and one poll interval."""
@@ -87,6 +89,7 @@ class OutboxRelay:
         promptly and to keep the broker connection's heartbeats going; True when notified."""
         deadline = time.monotonic() + self.settings.poll_interval_seconds
         while not stop.is_set():
+            self.heartbeat.beat()
             self._publisher.heartbeat()
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -21,8 +21,9 @@ class RelaySettings(EnvSettings):
     log_level: str = Field("INFO", validation_alias="LOG_LEVEL")
     # rows claimed, published and marked per transaction
     batch_size: Annotated[int, between(1, 10_000)] = Field(100, validation_alias="RELAY_BATCH_SIZE")
-    # fallback when no notification wakes the relay
-    poll_interval_seconds: Annotated[float, between(0.01, 60)] = Field(1.0, validation_alias="RELAY_POLL_INTERVAL_SECONDS")
+    # the safety net under the outbox's notifications (every insert notifies at commit): a notification
+    # lost with its connection is found this much later at most
+    poll_interval_seconds: Annotated[float, between(0.01, 600)] = Field(30.0, validation_alias="RELAY_POLL_INTERVAL_SECONDS")
     # after a notification wakes an idle relay, how long it waits for more commits before it claims,
     # so that a steady trickle is published in batches (one transaction and one confirm wait each)
     linger_seconds: Annotated[float, between(0, 1)] = Field(0.1, validation_alias="RELAY_LINGER_SECONDS")

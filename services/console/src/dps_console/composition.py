@@ -23,6 +23,7 @@ from dps_common.crypto import SecretBox
 from dps_common.db import Transactions
 
 from dps_console.adapters.backends import Backends
+from dps_console.adapters.concurrent_calls import ConcurrentCalls
 from dps_console.adapters.console_credentials import ConsoleCredentials
 from dps_console.adapters.mail import SmtpMailer
 from dps_console.domain.keys import ConsoleKeys
@@ -38,6 +39,11 @@ from dps_console.workers.mail import MailWorker
 
 if TYPE_CHECKING:
     import falcon
+
+# Threads (greenlets under gevent) per process for a page's calls made side by side: the endpoint
+# page's two, the pushes page's quote names. Small: a call the pool has not started when its page
+# needs it is made in the page's own thread instead, so the bound never makes a page wait longer.
+CALLS_ALONGSIDE = 8
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ def build_http(settings: Settings, *, tx: Transactions | None = None, mailer: Ma
         tx=tx,
         keys=keys,
         backends=parts.backends,
+        alongside=ConcurrentCalls(CALLS_ALONGSIDE),
         sessions=Sessions(tx, SecretBox(keys.credentials), parts.credentials, now),
         email_links=parts.email_links,
         sign_in_mail=SignInMail(tx, parts.email_links, now),

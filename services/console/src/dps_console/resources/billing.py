@@ -13,6 +13,7 @@ from dps_console.domain.problems import ServiceRefused
 from dps_console.resources.context import AppContext
 from dps_console.resources.forms import Done, FormActions
 from dps_console.resources.web import ROOT, Cookies, Renderer, allowed, form_page_token, path_id
+from dps_console.services.ports import Started
 
 QUOTE_NAMES_PER_PAGE = 25  # the pushes page lists 25 pushes: at most one quote read per push
 RESULT_CODES = {
@@ -120,15 +121,26 @@ class Pushes:
 
     def _quote_names(self, pushes: list[dict[str, Any]], credential: str) -> dict[str, str]:
         """The quotes' names, read from the api (the connector's push carries only the quote's id):
-        one call per quote of the page, at most ``QUOTE_NAMES_PER_PAGE``; a quote the person may not
-        read (or gone) keeps its id."""
+        one call per quote of the page, at most ``QUOTE_NAMES_PER_PAGE``, side by side; a quote the
+        person may not read (or gone) keeps its id."""
         names: dict[str, str] = {}
         ids = list(dict.fromkeys(str(p.get("quoteId")) for p in pushes if not p.get("quoteName") and p.get("quoteId")))
-        for quote_id in ids[:QUOTE_NAMES_PER_PAGE]:
+        api = self._ctx.backends.api
+
+        def read(quote_id: str) -> Started[Any]:
+            return self._ctx.alongside.start(
+                lambda: api.call("GET", f"/pricing-quotes/{path_id(quote_id)}", credential))
+
+        reads = [(quote_id, read(quote_id)) for quote_id in ids[:QUOTE_NAMES_PER_PAGE]]
+        for n, (quote_id, started) in enumerate(reads):
             try:
-                quote = self._ctx.backends.api.call("GET", f"/pricing-quotes/{path_id(quote_id)}", credential)
+                quote = started.result()
             except (ServiceRefused, falcon.HTTPNotFound):
                 continue
+            except BaseException:
+                for _, rest in reads[n + 1:]:
+                    rest.cancel()
+                raise
             if isinstance(quote, dict) and isinstance(quote.get("name"), str) and quote["name"]:
                 names[quote_id] = quote["name"]
         return names

@@ -53,11 +53,17 @@ class Endpoint:
     def on_get(self, req: falcon.Request, resp: falcon.Response, endpoint_id: str) -> None:
         session = allowed(req, WEBHOOKS)
         endpoint_id = path_id(endpoint_id)
-        endpoint = self._ctx.backends.webhooks.call("GET", f"/webhook-configs/{endpoint_id}", session.credential)
         window = window_of(req.get_param("window"))
+        # the traffic does not depend on the endpoint's answer: both asked at once, the page's time
+        # is the longer call's rather than their sum; the endpoint's refusal still decides the page
+        traffic = self._ctx.alongside.start(lambda: self._traffic(session.credential, endpoint_id, window))
+        try:
+            endpoint = self._ctx.backends.webhooks.call("GET", f"/webhook-configs/{endpoint_id}", session.credential)
+        except BaseException:
+            traffic.cancel()
+            raise
         self._renderer.render(req, resp, "webhook.html", section="webhooks", endpoint=endpoint, window=window,
-                              windows=WINDOWS, traffic=self._traffic(session.credential, endpoint_id, window),
-                              refused=recovery.refused_words(endpoint))
+                              windows=WINDOWS, traffic=traffic.result(), refused=recovery.refused_words(endpoint))
 
     def _traffic(self, credential: str, endpoint_id: str, window: str) -> dict[str, Any] | None:
         """The endpoint's attempts per hour (``/stats``) as the page draws them; None when the dispatcher

@@ -3,7 +3,11 @@ provide (``dps_console.adapters``) and the composition root hands over."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 class ServiceApi(Protocol):
@@ -32,6 +36,25 @@ class ServiceApis(Protocol):
 
     @property
     def billing(self) -> ServiceApi: ...
+
+
+class Started(Protocol[T_co]):
+    """A call made alongside the page's own (``Alongside.start``)."""
+
+    def result(self) -> T_co:
+        """Its answer, or what it raised (raised here, as if the page had made the call itself)."""
+        ...
+
+    def cancel(self) -> None:
+        """No longer needed (the page failed first)."""
+        ...
+
+
+class Alongside(Protocol):
+    """Independent calls of one page made side by side rather than one after the other; each goes
+    with the page's request id and its own timeout."""
+
+    def start(self, call: Callable[[], T]) -> Started[T]: ...
 
 
 class Mailer(Protocol):

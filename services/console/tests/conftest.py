@@ -116,24 +116,30 @@ def make_settings(settings_env: dict[str, str]) -> Callable[..., Settings]:
 
 
 @pytest.fixture(scope="session")
-def webhooks_origin(api_origin: str, tls_files: dict[str, str]) -> Iterator[str]:
-    """The real webhook dispatcher (its own app and database) on a socket, checking keys at the api."""
+def webhooks_database() -> Iterator[str]:
+    """The dispatcher's database (migrated): a test may give a delivery a status only its worker sets."""
     from dps_common import migrations
-
-    from dps_webhooks.composition import build_http as create_dispatcher
-    from dps_webhooks.settings import Settings as DispatcherSettings
 
     with fresh_database("dps_console_webhooks") as url:
         migrations.upgrade("dps_webhooks", url)
-        settings = DispatcherSettings.from_env({
-            "DATABASE_URL": url, "CURSOR_SECRET": CURSOR_SECRET, "WEBHOOK_SECRET_KEY": new_key(),
-            "API_URL": api_origin, "API_CA_FILE": tls_files["ca"], "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
-            "KEY_CACHE_TTL_SECONDS": "0", "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", **UNTHROTTLED,
-        })
-        app = create_dispatcher(settings)
-        with served(app) as origin:
-            yield origin
-        app.context.tx.dispose()
+        yield url
+
+
+@pytest.fixture(scope="session")
+def webhooks_origin(api_origin: str, tls_files: dict[str, str], webhooks_database: str) -> Iterator[str]:
+    """The real webhook dispatcher (its own app and database) on a socket, checking keys at the api."""
+    from dps_webhooks.composition import build_http as create_dispatcher
+    from dps_webhooks.settings import Settings as DispatcherSettings
+
+    settings = DispatcherSettings.from_env({
+        "DATABASE_URL": webhooks_database, "CURSOR_SECRET": CURSOR_SECRET, "WEBHOOK_SECRET_KEY": new_key(),
+        "API_URL": api_origin, "API_CA_FILE": tls_files["ca"], "INTERNAL_API_TOKEN": INTERNAL_TOKEN,
+        "KEY_CACHE_TTL_SECONDS": "0", "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", **UNTHROTTLED,
+    })
+    app = create_dispatcher(settings)
+    with served(app) as origin:
+        yield origin
+    app.context.tx.dispose()
 
 
 @pytest.fixture(scope="session")

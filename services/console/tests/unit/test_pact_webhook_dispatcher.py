@@ -3,8 +3,9 @@
 catalogue of ``services/catalogue.py``): the endpoints, one endpoint (with its requests-per-second
 limit), add (with a limit, and one out of range refused), edit, pause, send a test, rotate the secret,
 delete; the recovery of its failed deliveries (and its refusal for a disabled endpoint); its traffic
-over 24 hours and 7 days; an endpoint's deliveries, one delivery (with its request as sent, and each
-attempt's headers), a retry; the event types. Written as a
+over 24 hours and 7 days; an endpoint's deliveries (and those of one status: the dispatcher's
+filter), one delivery (with its request as sent, and each attempt's headers), a retry; the event
+types. Written as a
 consumer-driven contract (Pact) for the dispatcher: ``pacts/console-webhook-dispatcher.json``
 (committed; the dispatcher's suite verifies it against a real dispatcher server:
 services/webhook-dispatcher/tests/integration/test_pact_provider.py).
@@ -208,6 +209,24 @@ def test_the_delivery_log_lists_an_endpoints_deliveries(pact: Pact):
         answer = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/deliveries", CREDENTIAL,
                                                 params={"limit": "50"})
     assert answer["deliveries"][0]["id"] == DELIVERY
+
+
+def test_the_delivery_log_filtered_by_status_is_the_dispatchers_filter(pact: Pact):
+    """The log's status filter goes to the dispatcher (each page full of matches, its cursor bound to
+    the filter), never applied to a fetched page."""
+    exhausted = {**delivery_body(), "eventType": match.str("quote.approved"), "isTest": match.bool(False),
+                 "status": "EXHAUSTED", "attemptCount": match.int(8)}
+    (
+        called(pact, "a webhook endpoint's exhausted deliveries", "a webhook endpoint with an exhausted delivery",
+               "GET", endpoint_path("/deliveries"), 200)
+        .with_query_parameter("limit", "50")
+        .with_query_parameter("status", "EXHAUSTED")
+        .with_body({"deliveries": match.each_like(exhausted)}, content_type="application/json")
+    )
+    with pact.serve() as server:
+        answer = webhooks(str(server.url)).call("GET", f"/webhook-configs/{ENDPOINT}/deliveries", CREDENTIAL,
+                                                params={"limit": "50", "status": "EXHAUSTED"})
+    assert {delivery["status"] for delivery in answer["deliveries"]} == {"EXHAUSTED"}
 
 
 def test_one_delivery_with_its_attempts(pact: Pact):

@@ -26,7 +26,7 @@ class Deliveries:
         session = allowed(req, WEBHOOKS)
         params = {"limit": "50"}
         status = req.get_param("status") or ""
-        if status in STATUSES:
+        if status in STATUSES:  # the dispatcher's filter: each page full of matches, its cursor bound to it
             params["status"] = status
         if req.get_param("cursor"):
             params["cursor"] = req.get_param("cursor") or ""

@@ -182,7 +182,13 @@ def test_rows_of_a_day_created_late_are_moved_out_of_the_default_partition(store
         partitions.drop_day(session.connection(), last)
     early = v7_id(datetime(last.year, last.month, last.day, 1, tzinfo=UTC))  # a host clock a week ahead
     delivery(store, endpoint_id, delivery_id=early, attempts=2)
+    store.sql(
+        "UPDATE webhook_delivery_attempts SET webhook_timestamp = 1700000000, webhook_signature = 'v1,sig'"
+        " WHERE delivery_id = :id",
+        id=early,
+    )
     assert home(store, early) == partitions.partition("webhook_deliveries", None)
+    kept = "webhook_timestamp = 1700000000 AND webhook_signature = 'v1,sig'"
 
     assert maintain(store.tx, 30).created == [last]
 
@@ -190,6 +196,9 @@ def test_rows_of_a_day_created_late_are_moved_out_of_the_default_partition(store
     assert count(store, partitions.partition("webhook_delivery_attempts", last), delivery_id=early) == 2
     assert count(store, partitions.partition("webhook_deliveries", None), id=early) == 0
     assert count(store, partitions.partition("webhook_delivery_attempts", None), delivery_id=early) == 0
+    # every column moved with the rows, those added after the partitioning too (0006's signing)
+    moved = scalar(store, f"SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id = :id AND {kept}", id=early)
+    assert moved == 2
 
 
 def test_constraints_hold_across_the_partitions(store):

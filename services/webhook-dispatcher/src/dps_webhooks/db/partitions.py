@@ -34,6 +34,9 @@ from sqlalchemy import Connection, text
 SCHEMA = "webhook_partitions"
 DELIVERIES = "webhook_deliveries"
 ATTEMPTS = "webhook_delivery_attempts"
+HOURS = "webhook_endpoint_hours"  # the attempts counted per endpoint and hour, by their deliveries' day
+# The columns as migration 0005 copied them (it imports these); a move today copies every column the
+# table has (``_columns``): later migrations added some (0006 the attempts' signing).
 DELIVERY_COLUMNS = (
     "id", "organization_id", "endpoint_id", "event_id", "event_type", "status", "is_test", "retry_of",
     "attempt_count", "next_attempt_at", "claim_token", "last_response_status", "last_response_excerpt",
@@ -143,7 +146,7 @@ def _adopt(connection: Connection, days: list[date]) -> None:
     connection.exec_driver_sql(f"ALTER TABLE {DELIVERIES} DETACH PARTITION {deliveries_default}")
     for day in days:
         _create_day(connection, day)
-        deliveries, attempts = ", ".join(DELIVERY_COLUMNS), ", ".join(ATTEMPT_COLUMNS)
+        deliveries, attempts = _columns(connection, deliveries_default), _columns(connection, attempts_default)
         in_day = _range(day)
         connection.execute(
             text(
@@ -152,10 +155,17 @@ def _adopt(connection: Connection, days: list[date]) -> None:
             ),
             in_day,
         )
+        # with their endpoint (those recorded before migration 0008 have none): an attempt inserted
+        # without it is counted in the endpoints' hours, a second time here (db/models/endpoint_hours.py)
+        moved = ", ".join(
+            "coalesce(a.endpoint_id, d.endpoint_id)" if name == "endpoint_id" else f"a.{name}"
+            for name in attempts.split(", ")
+        )
         connection.execute(
             text(
-                f"INSERT INTO {ATTEMPTS} ({attempts}) SELECT {attempts} FROM {attempts_default}"
-                " WHERE delivery_id >= :low AND delivery_id < :high"
+                f"INSERT INTO {ATTEMPTS} ({attempts}) SELECT {moved} FROM {attempts_default} AS a"
+                f" JOIN {deliveries_default} AS d ON d.id = a.delivery_id"
+                " WHERE a.delivery_id >= :low AND a.delivery_id < :high"
             ),
             in_day,
         )
@@ -165,9 +175,25 @@ def _adopt(connection: Connection, days: list[date]) -> None:
     connection.exec_driver_sql(f"ALTER TABLE {ATTEMPTS} ATTACH PARTITION {attempts_default} DEFAULT")
 
 
+def _columns(connection: Connection, table: str) -> str:
+    """Every column of ``table``, comma-separated in their order: a move that named a fixed list would
+    leave a column added since then empty (or fail on its NOT NULL)."""
+    names = connection.execute(_COLUMNS_OF, {"table": table}).scalars()
+    return ", ".join(names)
+
+
+_COLUMNS_OF = text(
+    "SELECT attname FROM pg_attribute WHERE attrelid = CAST(:table AS regclass) AND attnum > 0 AND NOT attisdropped"
+    " ORDER BY attnum"
+)
+
+
 def drop_day(connection: Connection, day: date) -> None:
-    """Detach and drop a day's partitions: its attempts first (they reference its deliveries)."""
+    """Detach and drop a day's partitions: its attempts first (they reference its deliveries); and
+    the day's counts of its attempts in the endpoints' hours (after the locks: a recording that
+    adds to them holds the parents first)."""
     lock_parents(connection)
+    connection.execute(text(f"DELETE FROM {HOURS} WHERE delivery_day = :day"), {"day": day})
     for table in (ATTEMPTS, DELIVERIES):
         connection.exec_driver_sql(f"ALTER TABLE {table} DETACH PARTITION {partition(table, day)}")
         connection.exec_driver_sql(f"DROP TABLE {partition(table, day)}")

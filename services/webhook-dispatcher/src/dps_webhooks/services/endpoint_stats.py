@@ -2,9 +2,11 @@
 24 hours or 7 days, succeeded and failed, and the p50/p95 time from a delivery's creation to its
 successful attempt, for an integration (and the console) to watch its own endpoint.
 
-The history's deliveries read are those created since the window's start less ``lookback``: the
-retry schedule's span (8 attempts, their gaps at the most jitter) and a day more. A delivery held by
-a pause of the endpoint longer than that and attempted in the window is the one not counted.
+The hours come from the counts kept per endpoint and hour as attempts are recorded
+(``db/endpoint_stats.py``). The percentiles read the deliveries created since the window's start less
+``lookback``: the retry schedule's span (8 attempts, their gaps at the most jitter) and a day more. A
+delivery held by a pause of the endpoint longer than that and succeeding in the window is the one
+left out of them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,6 @@ class EndpointStatsService:
         lookback = window.start - self._lookback
         with self._tx.read() as session:
             load_endpoint(session, principal.organization_id, endpoint_id)
-            hours = hourly_attempts(session, endpoint_id, window.start, window.last_hour, window.until, lookback)
+            hours = hourly_attempts(session, endpoint_id, window.start, window.last_hour)
             p50, p95 = time_to_success(session, endpoint_id, window.start, window.until, lookback)
         return TrafficStats(endpoint_id, window, tuple(hours), p50, p95)

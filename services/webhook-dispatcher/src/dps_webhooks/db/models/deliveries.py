@@ -30,6 +30,14 @@ class WebhookDelivery(Base):
         Index("ix_webhook_deliveries_due", "next_attempt_at", postgresql_where=text("next_attempt_at IS NOT NULL")),
         Index("ix_webhook_deliveries_endpoint_id_id", "endpoint_id", "id"),  # newest first per endpoint
         Index("ix_webhook_deliveries_event_id", "event_id"),  # retention: events no delivery uses
+        # an endpoint's time to success over a window (db/endpoint_stats.py), read index-only: an entry
+        # a delivery, made when it succeeds (that update is never HOT anyway: next_attempt_at is indexed)
+        Index(
+            "ix_webhook_deliveries_endpoint_id_succeeded",
+            "endpoint_id", "completed_at",
+            postgresql_include=["id", "created_at", "last_attempted_at", "last_duration_ms"],
+            postgresql_where=text("status = 'SUCCESS'"),
+        ),  # fmt: skip
         {"postgresql_partition_by": "RANGE (id)"},
     )
 
@@ -64,6 +72,10 @@ class DeliveryAttempt(Base):
     # the partition key, so part of the primary key (id, delivery_id); references webhook_deliveries.id
     # through each day's partitions (ON DELETE CASCADE)
     delivery_id: Mapped[UUID] = mapped_column(primary_key=True)
+    # The delivery's endpoint, for the trigger that counts the attempts per endpoint and hour
+    # (db/models/endpoint_hours.py) without a join: written by the recording's insert, filled in from
+    # the delivery for an insert that names none. NULL on the attempts recorded before migration 0008.
+    endpoint_id: Mapped[UUID | None]
     attempt: Mapped[int]
     attempted_at: Mapped[datetime] = timestamp()
     response_status: Mapped[int | None]

@@ -20,6 +20,14 @@ and issues a key, through the console's own forms. Then, one request at a time:
   console for a few minutes: its count is that of a visit within that time (the first calls the
   dispatcher once).
 
+With ``--baseline TREE`` (``git worktree add /tmp/old <rev>``), a second console is served from that
+tree's ``services/console/src`` (the same services, database and key, so the same session), and each
+page is requested of both in turn, which first alternating by round: before and after in one run,
+under the same load. Its table follows; calls are counted for this tree's console only. Calls made
+side by side overlap at the dispatcher only as far as it can serve two requests at once: with one
+worker (the default here) only its waits on PostgreSQL overlap; ``--webhooks-workers 2`` is the
+deployment's default.
+
 Prints a table, exits 1 when a page is over 150 ms at p95 or calls a service more often than it
 should: once, but twice the dispatcher for the endpoint's page (the endpoint, then its traffic).
 Speed is measured here and never asserted in tests.
@@ -108,6 +116,25 @@ class Browser:
         return resp
 
 
+def overlapping(console_log: Path, service_log: Path) -> tuple[int, int, float]:
+    """Of the console's requests that made two calls to the service (the endpoint page's): how many,
+    in how many the two were under way at the same time at the service, and the median overlap (ms;
+    negative: the gap between them). From each service line's end (``time``) less its ``durationMs``."""
+    from datetime import datetime
+
+    calls: dict[str, list[tuple[float, float]]] = {}
+    for record in requests_logged(service_log):
+        end = datetime.fromisoformat(str(record["time"]).replace("Z", "+00:00")).timestamp()
+        calls.setdefault(str(record.get("requestId")), []).append((end - float(record["durationMs"]) / 1000, end))
+    overlaps = []
+    for record in requests_logged(console_log):
+        pair = sorted(calls.get(str(record.get("requestId")), []))
+        if len(pair) == 2:
+            overlaps.append(min(pair[0][1], pair[1][1]) - pair[1][0])
+    together = sum(1 for overlap in overlaps if overlap > 0)
+    return len(overlaps), together, 1000 * statistics.median(overlaps) if overlaps else 0.0
+
+
 def seed_week(database_url: str, endpoint: str, count: int) -> None:
     """``count`` deliveries of the endpoint's test event over the last 7 days, as the worker records
     them: one to three attempts each (503s, then a 200 for most), so each hour has both kinds."""
@@ -153,6 +180,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=100, help="requests per page (default 100)")
     parser.add_argument("--history", type=int, default=5000, help="the endpoint's deliveries over 7 days (default 5000)")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="TREE",
+                        help="also serve the console from this work tree's code and time it in alternation")
+    parser.add_argument("--webhooks-workers", type=int, default=1,
+                        help="the dispatcher's gunicorn workers (default 1; the deployment's default is 2)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"))
     args = parser.parse_args()
 
@@ -168,6 +199,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     tls = write_tls_files(work)
     logs = {name: work / f"{name}.log" for name in ("console", *SERVICES)}
+    old_log = work / "console-baseline.log"
     admin_email = USERS["admin"][0]
     tokens = {"INTERNAL_API_TOKEN": "bench-internal-token-0123456789abcdef0123",
               "CONSOLE_API_TOKEN": "bench-console-token-0123456789abcdef0123",
@@ -187,7 +219,8 @@ def main() -> int:
         webhooks = stack.enter_context(gunicorn("dps_webhooks.wsgi:create()", {
             **base, "DATABASE_URL": dbs["webhooks"], "API_URL": api, "CURSOR_SECRET": tokens["CURSOR_SECRET"],
             "INTERNAL_API_TOKEN": tokens["INTERNAL_API_TOKEN"], "WEBHOOK_SECRET_KEY": new_key(),
-            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "KEY_CACHE_TTL_SECONDS": "30"}, tls, logs["webhooks"], workers=1))
+            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "KEY_CACHE_TTL_SECONDS": "30"}, tls, logs["webhooks"],
+            workers=args.webhooks_workers))
 
         console_listener, billing_listener = bound_listener(), bound_listener()
         console_url = f"https://127.0.0.1:{console_listener.getsockname()[1]}/console"
@@ -222,6 +255,11 @@ def main() -> int:
         worker = subprocess.Popen([str(Path(sys.executable).with_name("dealpricing-console")), "worker"],
                                   env=console_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         stack.callback(stop, worker)
+        old_console = None
+        if args.baseline is not None:  # the same console's settings, the old tree's code first on the path
+            old_env = {**console_env, "PYTHONPATH": os.pathsep.join(
+                [str(args.baseline.resolve() / "services/console/src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+            old_console = stack.enter_context(gunicorn("dps_console.wsgi:create()", old_env, tls, old_log, workers=1))
 
         person = Browser(console + "/console", tls["ca"])
         person.get("/sign-in")
@@ -262,8 +300,8 @@ def main() -> int:
         session = requests.Session()  # the timed requests: the person's cookie, one keep-alive connection
         session.cookies.update(person.http.cookies)
 
-        def fetch(path: str) -> None:
-            resp = session.get(console + "/console" + path, allow_redirects=False, timeout=30, verify=tls["ca"])
+        def fetch(path: str, origin: str = console) -> None:
+            resp = session.get(origin + "/console" + path, allow_redirects=False, timeout=30, verify=tls["ca"])
             assert resp.status_code in (200, 404), (path, resp.status_code)
 
         calls: dict[str, dict[str, int]] = {}
@@ -277,17 +315,27 @@ def main() -> int:
             calls[name] = {service: len(found) for service, found in console_calls.items()}
             routes[name] = [call for found in console_calls.values() for call in found]
 
-        logged_before = len(requests_logged(logs["console"]))
-        for _ in range(args.rounds):
+        if old_console is not None:
+            for path in pages.values():  # warmed too
+                fetch(path, old_console)
+        consoles = {"console": (console, logs["console"])}
+        if old_console is not None:
+            consoles["baseline"] = (old_console, old_log)
+        logged_before = {name: len(requests_logged(log)) for name, (_, log) in consoles.items()}
+        for round_ in range(args.rounds):
+            order = list(consoles.values()) if round_ % 2 == 0 else list(consoles.values())[::-1]
             for path in pages.values():
-                fetch(path)
+                for origin, _ in order:
+                    fetch(path, origin)
         time.sleep(0.5)
-        timed = requests_logged(logs["console"])[logged_before:]
-        by_route: dict[str, list[float]] = {}
         paths = list(pages.values())
-        assert len(timed) >= len(paths) * args.rounds, (len(timed), len(paths) * args.rounds)
-        for i, record in enumerate(timed[: len(paths) * args.rounds]):
-            by_route.setdefault(paths[i % len(paths)], []).append(float(record["durationMs"]))
+        timings: dict[str, dict[str, list[float]]] = {}
+        for name, (_, log) in consoles.items():
+            timed = requests_logged(log)[logged_before[name]:]
+            assert len(timed) >= len(paths) * args.rounds, (name, len(timed), len(paths) * args.rounds)
+            for i, record in enumerate(timed[: len(paths) * args.rounds]):
+                timings.setdefault(name, {}).setdefault(paths[i % len(paths)], []).append(float(record["durationMs"]))
+        by_route = timings["console"]
 
     failed = False
     print(f"\nconsole pages, {args.rounds} requests each, server time (the console's durationMs), "
@@ -301,6 +349,19 @@ def main() -> int:
         failed |= over
         print(f"{name:28} {p50:7.1f} {p95:7.1f}  " + "  ".join(f"{calls[name][s]:>8}" for s in SERVICES)
               + "  " + ("; ".join(routes[name]) or "-") + ("  <- over" if over else ""))
+    if "baseline" in timings:
+        print(f"\nthe same pages of the console served from {args.baseline} (alternating with the above, same rounds)")
+        print(f"{'page':28} {'p50 ms':>7} {'p95 ms':>7}   {'this p50':>8} {'this p95':>8}")
+        for name, path in pages.items():
+            old, new = sorted(timings["baseline"][path]), sorted(by_route[path])
+            print(f"{name:28} {statistics.median(old):7.1f} {old[max(0, round(0.95 * len(old)) - 1)]:7.1f}   "
+                  f"{statistics.median(new):8.1f} {new[max(0, round(0.95 * len(new)) - 1)]:8.1f}")
+    for name, log in (("this tree's", logs["console"]), ("the baseline's", old_log)):
+        if log.exists():
+            pages_, together, median = overlapping(log, logs["webhooks"])
+            print(f"{name} console: {pages_} pages with two dispatcher calls, the two under way together in "
+                  f"{together}; median overlap {median:.1f} ms")
+    print(f"load at the end {os.getloadavg()[0]:.1f}")
     return 1 if failed else 0
 
 

@@ -38,7 +38,7 @@ from dps_common.messaging.broker import broker_errors, connect, redacted
 
 log = logging.getLogger("dps.messaging.consumer")
 
-DRAIN_SECONDS = 0.5  # how often the loop looks at ``stop`` and the broker's heartbeat while idle
+DRAIN_SECONDS = 1.0  # how often the loop looks at ``stop`` and the broker's heartbeat while idle (a wake-up each)
 
 
 class TryLater(Exception):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import math
-import queue
 import random
 import threading
 import time
@@ -49,7 +48,7 @@ from dps_webhooks.settings import Settings
 
 log = logging.getLogger("dps.webhooks.worker")
 
-_SIGNAL_CHECK_SECONDS = 0.25  # how soon a signal is noticed while idle
+_SIGNAL_CHECK_SECONDS = 0.5  # how soon a signal is noticed while idle (a wake-up each)
 HAND_OVER_WAIT_SECONDS = 0.1  # how long the consumer waits for room in its own worker
 RECORD_BATCH = 64  # results waiting to be recorded that are recorded at once, lingering or not
 
@@ -66,7 +65,11 @@ class DeliveryWorker:
         self._throttle = throttle or Throttle.for_settings(settings, tx)  # endpoints' rateLimitPerSecond
         self._wake = threading.Event()  # a result is ready, deliveries were notified, or stop
         self._notified = threading.Event()  # deliveries became due (NOTIFY)
-        self._finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
+        # results of the attempt threads not yet taken by the loop; an attempt that ends wakes the loop
+        # only when it must act (see _wake_for_result), not once per attempt
+        self._results_lock = threading.Lock()
+        self._results: list[_Done] = []
+        self._loop_lingers = False  # the loop holds results it records by its linger's end anyway
         self._slots = Slots()  # claimed or handed over and not yet recorded: the loop's and the consumer's
         self._pool = ThreadPoolExecutor(settings.delivery_concurrency, thread_name_prefix="webhook-attempt")
         self._saturated = False
@@ -125,7 +128,6 @@ class DeliveryWorker:
                 break
             self._wake.clear()
             done = self._take_finished()
-            self._slots.finish(len(done))
             if done and not pending:
                 record_by = time.monotonic() + self.settings.record_linger_seconds
             pending += done
@@ -163,9 +165,15 @@ class DeliveryWorker:
                 self.start(claimed)
             if self._saturated and capacity - self._slots.taken >= self._refill_at:
                 continue
-            now = time.monotonic()
-            until = min(next_poll, record_by) - now
-            # Saturated with too few threads free: the results coming in wake the loop.
+            # A claim owed (saturated, notified or its time come) with too few threads free: each
+            # result that comes in wakes the loop, which claims once there is room.
+            claim_owed = self._saturated or self._notified.is_set() or time.monotonic() >= next_poll
+            with self._results_lock:
+                unseen = bool(self._results)
+                self._loop_lingers = bool(pending) and not claim_owed
+            if unseen and not pending:  # ended since the loop looked, and no linger's end will take them
+                continue
+            until = (record_by if claim_owed else min(next_poll, record_by)) - time.monotonic()
             self._wait(until if until > 0 else self.settings.poll_interval_seconds)
         self._finish_in_flight(pending)
         listener.join(timeout=5)
@@ -212,6 +220,7 @@ class DeliveryWorker:
         self._slots.close()
         give_up_at = time.monotonic() + self.settings.lease_seconds
         while True:
+            pending += self._take_finished()
             if pending:
                 try:
                     self._record_and_claim(pending, 0)
@@ -219,7 +228,8 @@ class DeliveryWorker:
                     pending = []
                 except Exception as error:  # a lost connection: try again in a moment
                     self._database.failed(error)
-            if self._slots.taken == 0 and not pending:
+            # an attempt hands in its result before it gives its slot back: none taken, none unseen
+            if self._slots.taken == 0 and not pending and not self._results:
                 break
             self.heartbeat.beat()
             if time.monotonic() > give_up_at:
@@ -227,9 +237,6 @@ class DeliveryWorker:
                 break
             self._wake.wait(_SIGNAL_CHECK_SECONDS)
             self._wake.clear()
-            done = self._take_finished()
-            self._slots.finish(len(done))
-            pending += done
         self._pool.shutdown()
 
     def _wait(self, seconds: float) -> None:
@@ -242,12 +249,22 @@ class DeliveryWorker:
             self.heartbeat.beat()
 
     def _take_finished(self) -> list[_Done]:
-        done = []
-        while True:
-            try:
-                done.append(self._finished.get_nowait())
-            except queue.Empty:
-                return done
+        with self._results_lock:
+            done, self._results = self._results, []
+        return done
+
+    def _hand_in(self, done: _Done) -> None:
+        """On an attempt thread: the result to the loop, the slot given back, and the loop woken only
+        when it must act: no linger of its own will take the result (its first since the loop
+        recorded), it waits for free threads to claim more, enough results wait for a batch, or it
+        is stopping. At a steady rate most results wait for the linger's end without a wake-up each."""
+        with self._results_lock:
+            self._results.append(done)
+            wake = (not self._loop_lingers or self._saturated or len(self._results) >= RECORD_BATCH
+                    or self.stopping.is_set())
+        self._slots.finish(1)
+        if wake:
+            self._wake.set()
 
     def _record_and_claim(self, done: list[_Done], limit: int) -> Claims:
         """One transaction (``services/attempts.py``): the results that are ready, then a claim of up
@@ -285,8 +302,7 @@ class DeliveryWorker:
             # Unrecorded: the claim stays, and the next attempt is made when its lease ends.
             log.exception("delivery attempt not recorded", extra=claimed.log_fields())
         finally:
-            self._finished.put(_Done(finished))
-            self._wake.set()
+            self._hand_in(_Done(finished))
 
     def _due(self) -> None:
         self._notified.set()

@@ -33,7 +33,7 @@ from dps_common.process_server import Heartbeat
 
 log = logging.getLogger("dps.relay")
 
-IDLE_SLICE_SECONDS = 0.5
+IDLE_SLICE_SECONDS = 1.0  # how often an idle relay looks at ``stop`` and the broker's heartbeat (a wake-up each)
 
 
 class OutboxRelay:

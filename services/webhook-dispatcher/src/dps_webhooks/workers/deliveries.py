@@ -173,8 +173,11 @@ class DeliveryWorker:
                 self._loop_lingers = bool(pending) and not claim_owed
             if unseen and not pending:  # ended since the loop looked, and no linger's end will take them
                 continue
+            # never longer than the safety poll: room given back with no result (a failed hand-over)
+            # still comes to a claim owed
+            poll = self.settings.poll_interval_seconds
             until = (record_by if claim_owed else min(next_poll, record_by)) - time.monotonic()
-            self._wait(until if until > 0 else self.settings.poll_interval_seconds)
+            self._wait(min(until, poll) if until > 0 else poll)
         self._finish_in_flight(pending)
         listener.join(timeout=5)
 
@@ -201,6 +204,7 @@ class DeliveryWorker:
 
     def give_back(self, count: int) -> None:
         self._slots.give_back(count)
+        self._wake.set()  # room again: a claim may be owed
 
     def start(self, claimed: list[Claimed]) -> None:
         """Make the attempts of deliveries claimed for this worker (by its loop or its consumer)."""

@@ -94,8 +94,8 @@ class Settings(IntrospectingServiceSettings):
     # a recovery's new deliveries fall due this many a second when the endpoint declares no rateLimitPerSecond
     recover_per_second: Annotated[float, between(0.1, 1000)] = Field(20.0, validation_alias="WEBHOOK_RECOVER_PER_SECOND")
     # an endpoint's rateLimitPerSecond (services/throttling.py): a delivery whose turn is within this
-    # waits for it on its thread; a later one is put back until shortly before its turn (more than
-    # the poll interval before: it is claimed again in time). The turns are kept in REDIS_URL's store.
+    # waits for it on its thread; a later one is put back until shortly before its turn, when a worker's
+    # timer to its next due delivery claims it again. The turns are kept in REDIS_URL's store.
     throttle_horizon_seconds: Annotated[float, between(0.5, 10)] = Field(2.0, validation_alias="WEBHOOK_THROTTLE_HORIZON_SECONDS")
     # development only (see the module's docstring): plain http:// to loopback receivers
     allow_insecure_loopback: Flag = Field(False, validation_alias="WEBHOOK_ALLOW_INSECURE_LOOPBACK")

@@ -99,6 +99,7 @@ def start(schedule: Schedule, now_us: int, spacing: int) -> int:
 
 def come_back_in_us(turn_in_us: int, horizon_us: int) -> int:
     """When a delivery put back is due again: three quarters of the horizon before its turn, so that
-    the workers' poll (more often than half the horizon) claims it while its turn is still ahead,
-    within the horizon, and its thread waits the rest."""
+    the worker that learns of it (its timer to the next due delivery, ``workers/deliveries.py``) claims
+    it while its turn is still ahead, within the horizon, and its thread waits the rest; a quarter of
+    the horizon is left for a worker whose threads are all busy at that moment."""
     return max(0, turn_in_us - horizon_us * 3 // 4)

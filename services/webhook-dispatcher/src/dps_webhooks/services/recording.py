@@ -300,7 +300,11 @@ _NEW_COUNTS = pg_insert(EndpointHour).from_select(
         _UPDATED.c.delivery_day,
         func.count().filter(_SUCCEEDED),
         func.count().filter(not_(_SUCCEEDED)),
-    ).group_by(_UPDATED.c.endpoint_id, _HOUR, _UPDATED.c.delivery_day),
+    )
+    .group_by(_UPDATED.c.endpoint_id, _HOUR, _UPDATED.c.delivery_day)
+    # the hour rows locked in one order by every worker: two batches over the same endpoints wait for
+    # each other instead of deadlocking
+    .order_by(_UPDATED.c.endpoint_id, _HOUR, _UPDATED.c.delivery_day),
 )
 _COUNTED = _NEW_COUNTS.on_conflict_do_update(
     index_elements=[EndpointHour.endpoint_id, EndpointHour.hour, EndpointHour.delivery_day],

@@ -1,5 +1,9 @@
 """``make bench-history``: the delivery history's retention and inserts, unpartitioned vs by day (issue 19).
 
+``make bench-history`` runs this script as it was before migration 0006, on the code of that commit
+(a work tree under ``.run/``, ``HISTORY_BENCH_COMMIT`` in the Makefile): it drives revisions 0004 and
+0005 with the dispatcher's own inserts, whose later versions write columns those revisions lack.
+
 Two fresh databases on DATABASE_URL's server, side by side in one run: ``before`` migrated to the
 revision before ``0005_history_partitioned_by_day`` (plain tables, today's batched retention) and
 ``after`` migrated to it (partitioned by day). Each gets the same history, loaded in SQL:

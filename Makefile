@@ -128,4 +128,5 @@ HISTORY_BENCH_COMMIT := 79f84057^
 bench-history: $(STAMP)
 	rm -rf .run/bench-history && git worktree prune && mkdir -p .run
 	git worktree add --detach .run/bench-history $(HISTORY_BENCH_COMMIT)
-	cd .run/bench-history && PYTHONPATH=libs/common/src:$$(ls -d services/*/src | paste -sd:) $(CURDIR)/$(BIN)/python bench/history.py $(ARGS)
+	cd .run/bench-history && PYTHONPATH=libs/common/src:$$(ls -d services/*/src | paste -sd:) $(CURDIR)/$(BIN)/python bench/history.py $(ARGS); \
+		status=$$?; cd $(CURDIR) && git worktree remove --force .run/bench-history; exit $$status

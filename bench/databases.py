@@ -9,6 +9,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+# bench_v7(at): a UUIDv7 whose time is ``at``, for history loaded in SQL (the dispatcher's ids are
+# UUIDv7 and its history is partitioned by their day)
+UUID7_AT_FUNCTION = """
+CREATE FUNCTION bench_v7(at timestamptz) RETURNS uuid LANGUAGE sql VOLATILE AS $$
+  SELECT (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '7'
+          || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$
+"""
+
 
 @contextmanager
 def fresh_database(server_url: str, prefix: str = "dps_bench") -> Iterator[str]:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from databases import fresh_database, server_version
+from databases import UUID7_AT_FUNCTION, fresh_database, server_version
 from report import load_average
 from seed import DEFAULT_SERVER_URL
 from sqlalchemy import text
@@ -61,12 +61,6 @@ from dps_webhooks.services.recording import Finished, record_outcomes
 from dps_webhooks.settings import Settings
 
 BEFORE_REVISION = "0007_event_log"
-
-_V7 = """
-CREATE FUNCTION bench_v7(at timestamptz) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '7'
-          || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$
-"""
 
 _LOAD = [
     """INSERT INTO webhook_endpoints (id, organization_id, url, status, secret_sealed)
@@ -165,7 +159,7 @@ def load(url: str, args: argparse.Namespace, now: datetime) -> tuple[uuid.UUID, 
     params = {"org": org, "start": start, "span": f"{args.days} days", "deliveries": args.deliveries,
               "endpoints": args.endpoints}  # fmt: skip
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(_V7)
+        conn.execute(UUID7_AT_FUNCTION)
         for statement in _LOAD:
             conn.execute(statement, params)
         conn.execute("VACUUM ANALYZE")

@@ -42,7 +42,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-from databases import fresh_database, server_version
+from databases import UUID7_AT_FUNCTION, fresh_database, server_version
 from report import load_average
 from seed import DEFAULT_SERVER_URL
 
@@ -57,12 +57,6 @@ from dps_webhooks.services.recording import Finished, record_outcomes
 PACKAGE = "dps_webhooks"
 PARTITIONED = "0005_history_partitioned_by_day"
 UNPARTITIONED = f"{PARTITIONED}-1"
-
-_V7 = """
-CREATE FUNCTION bench_v7(at timestamptz) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '7'
-          || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$
-"""
 
 _LOAD = [
     # endpoints of the loaded history
@@ -127,7 +121,7 @@ def load(url: str, deliveries: int) -> dict[str, int]:
     now = datetime.now(UTC)
     old_day = (now - timedelta(days=31)).date()
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(_V7)
+        conn.execute(UUID7_AT_FUNCTION)
         if conn.execute("SELECT to_regnamespace(%s)", (partitions.SCHEMA,)).fetchone()[0] is not None:
             engine = make_engine(url, pool_size=1, application_name="bench-history")
             with engine.begin() as connection:  # the migration made today's week; the old day is made here

@@ -81,7 +81,18 @@ class RabbitCluster:
             node.rabbitmqctl("-q", "join_cluster", first.node)
             node.rabbitmqctl("-q", "start_app")
             node.start()  # waits until it serves AMQP again
+        # every node running in the cluster before any queue is declared: a quorum queue's members are
+        # the nodes running at its declaration, and one declared on two of three nodes has no
+        # majority left once its leader's node is lost
+        first.rabbitmqctl("-q", "await_online_nodes", str(len(self.nodes)), "--timeout", "60")
         return self
+
+    def members_of(self, queue: str, vhost: str = "/") -> int:
+        """How many nodes hold a replica of a quorum queue."""
+        for row in self.queues("name", "members", vhost=vhost):
+            if row[0] == queue:
+                return len(" ".join(row[1:]).strip("[]").split(","))
+        raise LookupError(f"no queue {queue!r}")
 
     def running(self) -> list[ClusterNode]:
         return [node for node in self.nodes if node.alive]

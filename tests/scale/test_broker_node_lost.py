@@ -127,6 +127,7 @@ def test_a_burst_survives_the_loss_of_the_node_holding_the_queue_leader(stack: S
     assert canary.status_code == 201, canary.text
     wait_for(lambda: len(stack.receiver.received) >= 1, "the canary event at the receiver", timeout=60)
     assert dict((row[0], row[1]) for row in stack.cluster.queues("name", "type"))[EVENTS_QUEUE] == "quorum"
+    assert stack.cluster.members_of(EVENTS_QUEUE) == 3  # a majority is left when one node is lost
 
     leader = stack.cluster.leader_of(EVENTS_QUEUE)  # asked now: rabbitmqctl takes a second or two
     sessions = ThreadSessions(stack.ca)

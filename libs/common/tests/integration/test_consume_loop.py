@@ -150,6 +150,22 @@ def test_what_is_waiting_comes_in_batches_of_at_most_batch_size(amqp_url: str) -
     assert ready(amqp_url, queue) == 0
 
 
+def test_a_burst_published_together_ends_its_batch_once_the_queue_is_quiet(amqp_url: str) -> None:
+    queue = declared(amqp_url, new_queue())
+    batches: list[list[str]] = []
+    # a linger longer than the test waits: only the quiet gap can end a batch in time
+    loop = ConsumeLoop(amqp_url, lambda channel: [queue], lambda b: batches.append(bodies(b)), name="quiet",
+                       batch_size=8, linger_seconds=WAIT_SECONDS * 4, quiet_seconds=0.5)
+    with Running(loop):
+        wait_for(loop.consuming.is_set, "the loop consumes")
+        publish(amqp_url, "a", "b", "c")  # one batch of the relay's: sent at once, confirmed once
+        wait_for(lambda: sum(map(len, batches)) == 3, "the burst is handled before the linger's end")
+        publish(amqp_url, "d")
+        wait_for(lambda: sum(map(len, batches)) == 4, "the next message is handled")
+    assert batches == [["a", "b", "c"], ["d"]]  # the burst whole, in one batch
+    assert ready(amqp_url, queue) == 0
+
+
 def test_a_no_ack_consumer_runs_on_consuming_first_and_acknowledges_nothing(amqp_url: str) -> None:
     queue = new_queue(durable=False, exclusive=True, auto_delete=True)
     order: list[str] = []

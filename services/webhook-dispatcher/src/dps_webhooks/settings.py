@@ -81,6 +81,9 @@ class Settings(IntrospectingServiceSettings):
     poll_interval_seconds: Annotated[float, between(0.01, 600)] = Field(30.0, validation_alias="WEBHOOK_POLL_INTERVAL_SECONDS")
     # a lone event waits this long for others before the consumer stores it (one transaction, one ack)
     consumer_linger_seconds: Annotated[float, between(0, 1)] = Field(0.02, validation_alias="WEBHOOK_CONSUMER_LINGER_SECONDS")
+    # ...and the batch ends sooner once nothing has arrived for this long: the relay's batch, published
+    # together, has come whole (0: wait out the linger)
+    consumer_quiet_seconds: Annotated[float, between(0, 1)] = Field(0.002, validation_alias="WEBHOOK_CONSUMER_QUIET_SECONDS")
     # finished attempts wait up to this long to be recorded together (the receiver has them already)
     record_linger_seconds: Annotated[float, between(0, 5)] = Field(0.2, validation_alias="WEBHOOK_RECORD_LINGER_SECONDS")
     # attempts in flight per worker process

@@ -58,7 +58,9 @@ def wait_for(condition, what: str) -> None:
 
 @pytest.fixture
 def lingering_consumer(database: str) -> Iterator[Settings]:
-    """A consumer on a fresh vhost that lingers a whole second for more messages."""
+    """A consumer on a fresh vhost that lingers a whole second for more messages, whatever the gaps
+    between them (no quiet gap: the relay's batches arrive whole, so the default ends a batch once
+    nothing came for 2 ms; here messages confirmed one by one are spread out on purpose)."""
     with fresh_vhost("dps_wh_quiet") as amqp_url:
         settings = Settings(
             database_url=database,
@@ -70,6 +72,7 @@ def lingering_consumer(database: str) -> Iterator[Settings]:
             events_exchange=EXCHANGE,
             events_queue="test.wh.quiet",
             consumer_linger_seconds=1.0,
+            consumer_quiet_seconds=0,
         )
         with connect(amqp_url) as connection:
             queue_module.events_queue(settings)(connection.default_channel).declare()

@@ -3,7 +3,9 @@ own subscription) and brings only its queues and what it does with a batch of me
 
 The loop connects, declares and binds the consumer's queues (``queues(channel)``, asked again on
 every connection), consumes them and hands the messages over in batches: after a message it takes
-whatever else arrives within ``linger_seconds``, up to ``batch_size``. ``on_consuming`` runs once the
+whatever else arrives within ``linger_seconds``, up to ``batch_size``, and with ``quiet_seconds`` (above 0) no
+longer than until nothing has come for that long (a burst published together, such as the outbox
+relay's batch, has arrived: waiting out the rest of the linger would only add latency). ``on_consuming`` runs once the
 queues are bound and before any message is handed over (from then on nothing published is missed).
 
 Acknowledgement is the loop's: once ``handle(batch)`` returns, every message of the batch it did not
@@ -59,6 +61,7 @@ class ConsumeLoop:
         name: str,
         batch_size: int = 1,
         linger_seconds: float = 0.0,
+        quiet_seconds: float = 0.0,
         prefetch: int = 0,
         no_ack: bool = False,
         standby_seconds: float = 0.0,
@@ -71,6 +74,7 @@ class ConsumeLoop:
         self._handle = handle
         self._batch_size = batch_size
         self._linger = linger_seconds
+        self._quiet = quiet_seconds  # a batch ends once nothing arrived for this long (0: at the linger's end)
         self._prefetch = prefetch  # messages in flight to this consumer (0: the broker's default, no limit)
         self._no_ack = no_ack
         self._standby_seconds = standby_seconds  # before each (re)subscription
@@ -122,8 +126,8 @@ class ConsumeLoop:
             while not stop.is_set():
                 if received or _drain(connection, DRAIN_SECONDS):
                     until = time.monotonic() + self._linger
-                    while len(received) < self._batch_size and _drain(connection, max(0.0, until - time.monotonic())):
-                        pass  # what arrives within the linger, then what has arrived
+                    while len(received) < self._batch_size and _drain(connection, self._next_wait(until)):
+                        pass  # what arrives within the linger (or until a quiet gap), then what has arrived
                     batch, received[:] = received[: self._batch_size], received[self._batch_size :]
                     self._settle(batch, amqp)
                 connection.heartbeat_check()
@@ -132,6 +136,10 @@ class ConsumeLoop:
                 for queue in queues:
                     if queue.auto_delete:
                         queue(channel).delete()
+
+    def _next_wait(self, until: float) -> float:
+        left = max(0.0, until - time.monotonic())
+        return min(left, self._quiet) if self._quiet > 0 else left
 
     def _settle(self, batch: list[Message], amqp: bool) -> None:
         try:

@@ -2,8 +2,9 @@
 
 Each runs the one consume loop (``dps_common.messaging.consumer``) on the dispatcher's queue
 (``adapters/events_queue.py``; one per shard). After a message it takes whatever else arrives within
-a short linger (``WEBHOOK_CONSUMER_LINGER_SECONDS``, 20 ms: the rest of the relay's batch, at a steady
-rate a few more events; in a burst the batch fills at once) and hands the batch to the intake
+a short linger (``WEBHOOK_CONSUMER_LINGER_SECONDS``, 20 ms), ended sooner by a quiet gap
+(``WEBHOOK_CONSUMER_QUIET_SECONDS``, 2 ms: the relay's batch, published together, has arrived whole; in
+a burst the batch fills at once), and hands the batch to the intake
 (``services/event_intake.py``: one transaction); the loop acknowledges it only after that committed,
 so a crash in between redelivers the messages and the event ids make the second pass a no-op. The
 queue has a single active consumer: with several workers, one consumes and the rest stand by, so
@@ -79,6 +80,7 @@ class EventConsumer:
             name=self.queue.name,
             batch_size=BATCH_SIZE,
             linger_seconds=settings.consumer_linger_seconds,
+            quiet_seconds=settings.consumer_quiet_seconds,
             prefetch=PREFETCH,
             standby_seconds=standby_seconds,
         )
